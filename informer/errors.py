@@ -1,0 +1,204 @@
+"""Typed errors: Kubernetes ``Status`` bodies, watch stream failures, stale caches.
+
+``status_error`` classifies by HTTP status first, then by the body, and never fails on a body
+that is not a Status (a proxy's HTML page, an empty body, a rate limiter's ``text/plain``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+__all__ = [
+    "ApiError",
+    "MalformedWatchLine",
+    "ResourceExpired",
+    "StaleCacheError",
+    "TooLargeResourceVersion",
+    "TooManyRequests",
+    "TransportError",
+    "WatchIdleTimeout",
+    "WatchLineTooLong",
+    "WatchStreamError",
+    "status_error",
+]
+
+_TEXT_LIMIT = 512
+
+
+class ApiError(Exception):
+    """A Kubernetes API failure: HTTP status ``code``, Status ``reason``, ``message``, ``details``."""
+
+    def __init__(
+        self,
+        code: int,
+        reason: str = "",
+        message: str = "",
+        details: Mapping[str, Any] | None = None,
+        *,
+        status: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(f"{code} {reason}: {message}" if reason else f"{code}: {message}")
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.details: Mapping[str, Any] = details or {}
+        self.status: Mapping[str, Any] = status or {}
+
+
+class ResourceExpired(ApiError):
+    """410 Gone: the resource version (or continue token) is older than the server keeps."""
+
+    @property
+    def continue_token(self) -> str | None:
+        """The inconsistent continue token a server may offer with an expired one."""
+        meta = self.status.get("metadata")
+        token = meta.get("continue") if isinstance(meta, Mapping) else None
+        return token if isinstance(token, str) and token else None
+
+
+class _RetryAfter(ApiError):
+    def __init__(self, *args: Any, retry_after: float | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.retry_after = retry_after
+
+
+class TooLargeResourceVersion(_RetryAfter):
+    """504: the requested resource version is newer than the server has seen."""
+
+
+class TooManyRequests(_RetryAfter):
+    """429: the server asks the client to slow down for ``retry_after`` seconds."""
+
+
+class TransportError(Exception):
+    """The connection failed (refused, reset, TLS, DNS): no HTTP answer to classify."""
+
+
+class WatchStreamError(Exception):
+    """A watch stream could not be read to the end."""
+
+
+class MalformedWatchLine(WatchStreamError):
+    """A watch line that is not a JSON watch event; ``offset`` is its byte offset in the stream."""
+
+    def __init__(self, offset: int, why: str, line: bytes = b"") -> None:
+        preview = line[:120].decode("utf-8", "replace")
+        super().__init__(f"malformed watch line at byte {offset}: {why}: {preview!r}")
+        self.offset = offset
+        self.why = why
+
+
+class WatchLineTooLong(WatchStreamError):
+    """A watch line longer than the configured bound (protects memory)."""
+
+    def __init__(self, offset: int, limit: int) -> None:
+        super().__init__(f"watch line at byte {offset} exceeds {limit} bytes")
+        self.offset = offset
+        self.limit = limit
+
+
+class WatchIdleTimeout(WatchStreamError):
+    """The watch stream was silent for longer than the idle timeout: presumed dead."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"watch stream silent for {seconds:g}s")
+        self.seconds = seconds
+
+
+class StaleCacheError(Exception):
+    """The cache did not reach the wanted resource version in time."""
+
+    def __init__(self, cache_rv: str, wanted_rv: str, timeout: float | None) -> None:
+        super().__init__(
+            f"cache at resource version {cache_rv!r} has not reached {wanted_rv!r}"
+            + (f" within {timeout:g}s" if timeout is not None else "")
+        )
+        self.cache_rv = cache_rv
+        self.wanted_rv = wanted_rv
+        self.timeout = timeout
+
+
+def _parse_retry_after(header: str | None, details: Mapping[str, Any]) -> float | None:
+    seconds = details.get("retryAfterSeconds")
+    if isinstance(seconds, int | float) and not isinstance(seconds, bool) and seconds >= 0:
+        return float(seconds)
+    if header:
+        try:
+            value = float(header.strip())
+        except ValueError:
+            return None
+        return value if value >= 0 else None
+    return None
+
+
+def _is_too_large(status: Mapping[str, Any], details: Mapping[str, Any]) -> bool:
+    causes = details.get("causes")
+    if isinstance(causes, list):
+        for cause in causes:
+            if not isinstance(cause, Mapping):
+                continue
+            if cause.get("reason") == "ResourceVersionTooLarge":
+                return True
+            if "Too large resource version" in str(cause.get("message", "")):
+                return True
+    return "Too large resource version" in str(status.get("message", ""))
+
+
+def _decode_status(body: bytes | str | Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    if isinstance(body, Mapping):
+        return body
+    if not body:
+        return None
+    try:
+        value = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _text(body: bytes | str | Mapping[str, Any] | None) -> str:
+    if body is None or isinstance(body, Mapping):
+        return ""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    text = text.strip()
+    return text if len(text) <= _TEXT_LIMIT else text[:_TEXT_LIMIT] + "..."
+
+
+def status_error(
+    http_status: int | None,
+    body: bytes | str | Mapping[str, Any] | None,
+    *,
+    retry_after_header: str | None = None,
+) -> ApiError:
+    """The typed error for an HTTP error response or a watch ERROR event's object.
+
+    ``http_status`` is None for a watch ERROR event (the Status ``code`` is used then).
+    """
+    status = _decode_status(body)
+    if status is not None and status.get("kind") not in (None, "Status"):
+        status = None  # JSON, but not a Status: keep it as text
+    if status is None:
+        code = http_status or 500
+        reason, message, details, raw = "", _text(body), {}, {}
+    else:
+        raw = status
+        body_code = status.get("code")
+        code = http_status or (body_code if isinstance(body_code, int) else 500)
+        reason = str(status.get("reason") or "")
+        message = str(status.get("message") or "")
+        d = status.get("details")
+        details = d if isinstance(d, Mapping) else {}
+    if code == 410:
+        return ResourceExpired(code, reason, message, details, status=raw)
+    if code == 429:
+        retry = _parse_retry_after(retry_after_header, details)
+        return TooManyRequests(code, reason, message, details, status=raw, retry_after=retry)
+    if code == 504 and _is_too_large(raw, details):
+        retry = _parse_retry_after(retry_after_header, details)
+        return TooLargeResourceVersion(
+            code, reason, message, details, status=raw, retry_after=retry
+        )
+    return ApiError(code, reason, message, details, status=raw)

@@ -1,0 +1,55 @@
+"""Addressing a Kubernetes resource: group, version, plural, kind and scope."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import quote
+
+__all__ = [
+    "CONFIGMAPS",
+    "LEASES",
+    "NAMESPACES",
+    "PODS",
+    "SECRETS",
+    "Resource",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    """One resource type of the API (built-in or custom)."""
+
+    group: str
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool = True
+
+    @property
+    def api_version(self) -> str:
+        """The ``apiVersion`` of its objects: ``v1`` or ``group/version``."""
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def group_resource(self) -> str:
+        """``plural.group`` (``configmaps`` for core): the scope of RV comparisons."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    def path(self, namespace: str | None = None, name: str | None = None) -> str:
+        """The URL path of the collection (all namespaces when ``namespace`` is None) or object."""
+        prefix = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        if self.namespaced and namespace:
+            prefix += f"/namespaces/{quote(namespace, safe='')}"
+        elif not self.namespaced and namespace:
+            raise ValueError(f"{self.plural} is cluster-scoped: no namespace")
+        path = f"{prefix}/{self.plural}"
+        if name is not None:
+            path += f"/{quote(name, safe='')}"
+        return path
+
+
+NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False)
+CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap")
+SECRETS = Resource("", "v1", "secrets", "Secret")
+PODS = Resource("", "v1", "pods", "Pod")
+LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease")

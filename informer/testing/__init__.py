@@ -1,0 +1,1 @@
+"""A faithful, fault-injecting Kubernetes list/watch API server on loopback, for tests."""

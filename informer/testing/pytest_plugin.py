@@ -1,0 +1,1 @@
+"""pytest fixtures for testing against the informer test API server."""
