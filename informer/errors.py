@@ -13,6 +13,7 @@ import msgspec
 
 __all__ = [
     "ApiError",
+    "MalformedResponse",
     "MalformedWatchLine",
     "ResourceExpired",
     "StaleCacheError",
@@ -75,6 +76,10 @@ class TooManyRequests(_RetryAfter):
 
 class TransportError(Exception):
     """The connection failed (refused, reset, TLS, DNS): no HTTP answer to classify."""
+
+
+class MalformedResponse(Exception):
+    """A 2xx response whose body is not what the API promises (e.g. a list that is not JSON)."""
 
 
 class WatchStreamError(Exception):

@@ -115,6 +115,17 @@ class KubeObject(Mapping[str, Any]):
         return cls(bytes(raw), head.metadata, head.kind, head.api_version)
 
     @classmethod
+    def from_list_item(cls, raw: bytes, kind: str, api_version: str) -> KubeObject:
+        """Like ``from_raw``, adding the ``kind``/``apiVersion`` that list items lack."""
+        head = _head_decoder.decode(raw)
+        if head.kind:
+            return cls(bytes(raw), head.metadata, head.kind, head.api_version)
+        rest = bytes(raw).lstrip()[1:]
+        sep = b"" if rest.lstrip().startswith(b"}") else b","
+        prefix = b'{"kind":%s,"apiVersion":%s' % (_encoder.encode(kind), _encoder.encode(api_version))
+        return cls(prefix + sep + rest, head.metadata, kind, api_version)
+
+    @classmethod
     def from_dict(cls, obj: Mapping[str, Any]) -> KubeObject:
         """Encode a plain object (e.g. a write's response) into a ``KubeObject``."""
         if isinstance(obj, KubeObject):

@@ -1,0 +1,367 @@
+"""Raw LIST pages and WATCH streams for any resource, over aiohttp, with no state.
+
+Auth, TLS and the server URL come from a ``kubernetes_asyncio`` ``ApiClient`` (kubeconfig,
+in-cluster config, exec plugins, token refresh); requests go through its aiohttp session with
+streaming bodies. Objects come back as ``KubeObject`` (raw JSON + decoded metadata). HTTP errors
+and watch ``ERROR`` events become the typed errors of ``informer.errors``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Literal, Self
+
+import aiohttp
+import msgspec
+import structlog
+
+from informer.errors import (
+    MalformedResponse,
+    MalformedWatchLine,
+    TransportError,
+    WatchIdleTimeout,
+    WatchLineTooLong,
+    WatchStreamError,
+    status_error,
+)
+from informer.objects import KubeObject
+from informer.resource import Resource
+
+__all__ = [
+    "INITIAL_EVENTS_END",
+    "DEFAULT_MAX_LINE_BYTES",
+    "ListPage",
+    "Transport",
+    "WatchEvent",
+    "WatchStream",
+]
+
+log = structlog.get_logger("informer.transport")
+
+DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+_ERROR_BODY_LIMIT = 64 * 1024
+
+EventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]
+_EVENT_TYPES: frozenset[str] = frozenset(("ADDED", "MODIFIED", "DELETED", "BOOKMARK"))
+
+
+class _ListMeta(msgspec.Struct, rename="camel"):
+    resource_version: str = ""
+    continue_: str = msgspec.field(name="continue", default="")
+    remaining_item_count: int | None = None
+
+
+class _ListBody(msgspec.Struct):
+    kind: str = ""
+    metadata: _ListMeta = msgspec.field(default_factory=_ListMeta)
+    items: list[msgspec.Raw] | None = None
+
+
+class _Envelope(msgspec.Struct):
+    type: str
+    object: msgspec.Raw
+
+
+class _BookmarkMeta(msgspec.Struct, rename="camel"):
+    resource_version: str = ""
+    annotations: dict[str, str] | None = None
+
+
+class _Bookmark(msgspec.Struct):
+    metadata: _BookmarkMeta = msgspec.field(default_factory=_BookmarkMeta)
+
+
+_list_decoder = msgspec.json.Decoder(_ListBody)
+_envelope_decoder = msgspec.json.Decoder(_Envelope)
+_bookmark_decoder = msgspec.json.Decoder(_Bookmark)
+
+
+@dataclass(frozen=True, slots=True)
+class ListPage:
+    """One page of a LIST: items, the ListMeta RV, ``continue`` and ``remainingItemCount``."""
+
+    items: list[KubeObject]
+    resource_version: str
+    continue_: str | None
+    remaining_item_count: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class WatchEvent:
+    """One watch event. For a BOOKMARK only ``object.resource_version`` is meaningful."""
+
+    type: EventType
+    object: KubeObject
+    initial_events_end: bool = False
+
+
+def _query(**params: str | int | bool | None) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for key, value in params.items():
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            out.append((key, "true" if value else "false"))
+        else:
+            out.append((key, str(value)))
+    return out
+
+
+class Transport:
+    """Raw list/watch calls through a ``kubernetes_asyncio`` ``ApiClient``.
+
+    ``max_line_bytes`` bounds one watch line (memory); ``idle_margin`` is added to a watch's
+    ``timeoutSeconds`` to get its default client-side idle timeout.
+    """
+
+    def __init__(
+        self,
+        api_client: Any,
+        *,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        idle_margin: float = 30.0,
+        request_timeout: float = 60.0,
+        connect_timeout: float = 30.0,
+    ) -> None:
+        self.api_client = api_client
+        self.max_line_bytes = max_line_bytes
+        self.idle_margin = idle_margin
+        self.request_timeout = request_timeout
+        self.connect_timeout = connect_timeout
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        query: list[tuple[str, str]],
+        timeout: aiohttp.ClientTimeout,
+    ) -> aiohttp.ClientResponse:
+        try:
+            resp: aiohttp.ClientResponse = await self.api_client.call_api(
+                path,
+                method,
+                query_params=query,
+                header_params={"Accept": "application/json"},
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _request_timeout=timeout,
+            )
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+        return resp
+
+    async def _raise_for_status(self, resp: aiohttp.ClientResponse) -> None:
+        if 200 <= resp.status < 300:
+            return
+        try:
+            body = await resp.content.read(_ERROR_BODY_LIMIT)
+        except (aiohttp.ClientError, OSError, TimeoutError):
+            body = b""
+        finally:
+            resp.close()
+        raise status_error(resp.status, body, retry_after_header=resp.headers.get("Retry-After"))
+
+    async def list_page(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> ListPage:
+        """One LIST request; parameters are sent exactly as given (None = absent)."""
+        query = _query(
+            labelSelector=label_selector,
+            fieldSelector=field_selector,
+            resourceVersion=resource_version,
+            resourceVersionMatch=resource_version_match,
+            limit=limit,
+            **{"continue": continue_},
+        )
+        path = resource.path(namespace)
+        timeout = aiohttp.ClientTimeout(total=self.request_timeout, connect=self.connect_timeout)
+        resp = await self._send("GET", path, query, timeout)
+        await self._raise_for_status(resp)
+        try:
+            body = await resp.read()
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            raise TransportError(f"GET {path}: reading the list: {exc}") from exc
+        finally:
+            resp.release()
+        try:
+            decoded = _list_decoder.decode(body)
+            items = [
+                KubeObject.from_list_item(raw, resource.kind, resource.api_version)
+                for raw in decoded.items or ()
+            ]
+        except msgspec.DecodeError as exc:
+            raise MalformedResponse(f"GET {path}: list body is not a list: {exc}") from exc
+        meta = decoded.metadata
+        return ListPage(items, meta.resource_version, meta.continue_ or None, meta.remaining_item_count)
+
+    def watch(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+        allow_watch_bookmarks: bool = True,
+        send_initial_events: bool | None = None,
+        timeout_seconds: int | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        idle_timeout: float | None = None,
+    ) -> WatchStream:
+        """A WATCH stream; use as ``async with transport.watch(...) as events: async for ...``.
+
+        ``idle_timeout`` defaults to ``timeout_seconds`` plus ``idle_margin`` (none without
+        ``timeout_seconds``): a stream silent for longer raises ``WatchIdleTimeout``.
+        """
+        query = _query(
+            watch=True,
+            labelSelector=label_selector,
+            fieldSelector=field_selector,
+            resourceVersion=resource_version,
+            resourceVersionMatch=resource_version_match,
+            allowWatchBookmarks=allow_watch_bookmarks or None,
+            sendInitialEvents=send_initial_events,
+            timeoutSeconds=timeout_seconds,
+        )
+        if idle_timeout is None and timeout_seconds is not None:
+            idle_timeout = timeout_seconds + self.idle_margin
+        return WatchStream(self, resource.path(namespace), query, idle_timeout)
+
+
+class WatchStream:
+    """An open WATCH: an async iterator of ``WatchEvent``; closing it closes the connection."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        path: str,
+        query: list[tuple[str, str]],
+        idle_timeout: float | None,
+    ) -> None:
+        self._transport = transport
+        self.path = path
+        self.query = query
+        self.idle_timeout = idle_timeout
+        self._resp: aiohttp.ClientResponse | None = None
+        self._events = self._run()
+        self.bytes_read = 0
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> WatchEvent:
+        return await self._events.__anext__()
+
+    async def aclose(self) -> None:
+        """Stop reading and close the connection."""
+        await self._events.aclose()
+        if self._resp is not None:
+            self._resp.close()
+
+    async def _read_chunk(self, resp: aiohttp.ClientResponse) -> bytes:
+        try:
+            if self.idle_timeout is None:
+                return await resp.content.readany()
+            async with asyncio.timeout(self.idle_timeout):
+                return await resp.content.readany()
+        except TimeoutError as exc:
+            raise WatchIdleTimeout(self.idle_timeout or math.inf) from exc
+        except (aiohttp.ClientError, OSError) as exc:
+            raise TransportError(f"watch {self.path}: {type(exc).__name__}: {exc}") from exc
+
+    async def _run(self) -> AsyncIterator[WatchEvent]:
+        t = self._transport
+        timeout = aiohttp.ClientTimeout(total=None, connect=t.connect_timeout)
+        resp = self._resp = await t._send("GET", self.path, self.query, timeout)
+        await t._raise_for_status(resp)
+        limit = t.max_line_bytes
+        parts: list[bytes] = []
+        pending = 0  # bytes in parts
+        offset = 0  # stream offset of the line being assembled
+        try:
+            while True:
+                chunk = await self._read_chunk(resp)
+                if not chunk:
+                    if pending and b"".join(parts).strip():
+                        raise WatchStreamError(
+                            f"watch {self.path}: stream ended inside a line at byte {offset}"
+                        )
+                    return
+                self.bytes_read += len(chunk)
+                start = 0
+                while True:
+                    nl = chunk.find(b"\n", start)
+                    if nl < 0:
+                        rest = len(chunk) - start
+                        if rest:
+                            parts.append(chunk[start:])
+                            pending += rest
+                            if pending > limit:
+                                raise WatchLineTooLong(offset, limit)
+                        break
+                    if pending + nl - start > limit:
+                        raise WatchLineTooLong(offset, limit)
+                    if parts:
+                        parts.append(chunk[start:nl])
+                        line = b"".join(parts)
+                        parts.clear()
+                        pending = 0
+                    else:
+                        line = chunk[start:nl]
+                    event = _decode_line(line, offset)
+                    offset += len(line) + 1
+                    start = nl + 1
+                    if event is not None:
+                        yield event
+        finally:
+            resp.close()
+
+
+def _decode_line(line: bytes, offset: int) -> WatchEvent | None:
+    if not line.strip():
+        return None
+    try:
+        env = _envelope_decoder.decode(line)
+    except msgspec.DecodeError as exc:
+        raise MalformedWatchLine(offset, str(exc), line) from exc
+    kind = env.type
+    if kind == "ERROR":
+        raise status_error(None, bytes(env.object))
+    if kind not in _EVENT_TYPES:
+        raise MalformedWatchLine(offset, f"unknown event type {kind!r}", line)
+    try:
+        obj = KubeObject.from_raw(env.object)
+        end = False
+        if kind == "BOOKMARK":
+            meta = _bookmark_decoder.decode(env.object).metadata
+            end = (meta.annotations or {}).get(INITIAL_EVENTS_END) == "true"
+    except msgspec.DecodeError as exc:
+        raise MalformedWatchLine(offset, f"bad object: {exc}", line) from exc
+    if not obj.resource_version:
+        raise MalformedWatchLine(offset, "object has no metadata.resourceVersion", line)
+    return WatchEvent(kind, obj, end)  # type: ignore[arg-type]
