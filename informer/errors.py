@@ -30,7 +30,7 @@ _TEXT_LIMIT = 512
 
 
 class ApiError(Exception):
-    """A Kubernetes API failure: HTTP status ``code``, Status ``reason``, ``message``, ``details``."""
+    """A Kubernetes API failure: HTTP ``code``, Status ``reason``, ``message`` and ``details``."""
 
     def __init__(
         self,

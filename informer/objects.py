@@ -122,7 +122,10 @@ class KubeObject(Mapping[str, Any]):
             return cls(bytes(raw), head.metadata, head.kind, head.api_version)
         rest = bytes(raw).lstrip()[1:]
         sep = b"" if rest.lstrip().startswith(b"}") else b","
-        prefix = b'{"kind":%s,"apiVersion":%s' % (_encoder.encode(kind), _encoder.encode(api_version))
+        prefix = b'{"kind":%s,"apiVersion":%s' % (
+            _encoder.encode(kind),
+            _encoder.encode(api_version),
+        )
         return cls(prefix + sep + rest, head.metadata, kind, api_version)
 
     @classmethod

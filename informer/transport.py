@@ -32,8 +32,8 @@ from informer.objects import KubeObject
 from informer.resource import Resource
 
 __all__ = [
-    "INITIAL_EVENTS_END",
     "DEFAULT_MAX_LINE_BYTES",
+    "INITIAL_EVENTS_END",
     "ListPage",
     "Transport",
     "WatchEvent",
@@ -206,7 +206,9 @@ class Transport:
         except msgspec.DecodeError as exc:
             raise MalformedResponse(f"GET {path}: list body is not a list: {exc}") from exc
         meta = decoded.metadata
-        return ListPage(items, meta.resource_version, meta.continue_ or None, meta.remaining_item_count)
+        return ListPage(
+            items, meta.resource_version, meta.continue_ or None, meta.remaining_item_count
+        )
 
     def watch(
         self,
