@@ -185,9 +185,11 @@ def status_error(
     status = _decode_status(body)
     if status is not None and status.get("kind") not in (None, "Status"):
         status = None  # JSON, but not a Status: keep it as text
+    raw: Mapping[str, Any] = {}
+    details: Mapping[str, Any] = {}
     if status is None:
         code = http_status or 500
-        reason, message, details, raw = "", _text(body), {}, {}
+        reason, message = "", _text(body)
     else:
         raw = status
         body_code = status.get("code")

@@ -183,9 +183,9 @@ class KubeObject(Mapping[str, Any]):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, KubeObject):
-            return self.raw == other.raw or self._full() == other._full()
+            return self.raw == other.raw or bool(self._full() == other._full())
         if isinstance(other, Mapping):
-            return self._full() == _plain(other)
+            return bool(self._full() == _plain(other))
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, Self
@@ -296,7 +296,7 @@ class WatchStream:
         except (aiohttp.ClientError, OSError) as exc:
             raise TransportError(f"watch {self.path}: {type(exc).__name__}: {exc}") from exc
 
-    async def _run(self) -> AsyncIterator[WatchEvent]:
+    async def _run(self) -> AsyncGenerator[WatchEvent, None]:
         t = self._transport
         timeout = aiohttp.ClientTimeout(total=None, connect=t.connect_timeout)
         resp = self._resp = await t._send("GET", self.path, self.query, timeout)
