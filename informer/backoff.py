@@ -1,0 +1,68 @@
+"""Exponential backoff with jitter, reset after a healthy period; sleeps are cancellable."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["Backoff", "BackoffPolicy"]
+
+
+@dataclass(frozen=True, slots=True)
+class BackoffPolicy:
+    """Delays grow from ``initial`` by ``factor`` up to ``maximum``; each is jittered into
+    ``[d, 2d)``; ``reset_after`` seconds without a failure start again from ``initial``."""
+
+    initial: float = 0.8
+    maximum: float = 30.0
+    factor: float = 2.0
+    reset_after: float = 120.0
+    jitter: bool = True
+
+
+class Backoff:
+    """The state of one backoff sequence."""
+
+    def __init__(
+        self,
+        policy: BackoffPolicy | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.policy = policy or BackoffPolicy()
+        self._clock = clock
+        self._rng = rng or random.Random()
+        self._attempt = 0
+        self._last_failure: float | None = None
+
+    @property
+    def attempt(self) -> int:
+        """How many delays were taken since the last reset."""
+        return self._attempt
+
+    def reset(self) -> None:
+        self._attempt = 0
+        self._last_failure = None
+
+    def next_delay(self) -> float:
+        """The next delay, counting one more failure."""
+        p = self.policy
+        now = self._clock()
+        if self._last_failure is not None and now - self._last_failure >= p.reset_after:
+            self._attempt = 0
+        self._last_failure = now
+        base = min(p.maximum, p.initial * p.factor**self._attempt)
+        self._attempt += 1
+        return base * (1.0 + self._rng.random()) if p.jitter else base
+
+    async def sleep(self, at_least: float | None = None) -> float:
+        """Sleep for the next delay (or ``at_least``, e.g. a Retry-After, if longer)."""
+        delay = self.next_delay()
+        if at_least is not None and at_least > delay:
+            delay = at_least
+        await asyncio.sleep(delay)
+        return delay
