@@ -6,6 +6,8 @@ that is not a Status (a proxy's HTML page, an empty body, a rate limiter's ``tex
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,6 +29,7 @@ __all__ = [
 ]
 
 _TEXT_LIMIT = 512
+_RETRY_AFTER = re.compile(r"[0-9]{1,9}(\.[0-9]+)?")
 
 
 class ApiError(Exception):
@@ -128,14 +131,18 @@ class StaleCacheError(Exception):
 
 def _parse_retry_after(header: str | None, details: Mapping[str, Any]) -> float | None:
     seconds = details.get("retryAfterSeconds")
-    if isinstance(seconds, int | float) and not isinstance(seconds, bool) and seconds >= 0:
+    if (
+        isinstance(seconds, int | float)
+        and not isinstance(seconds, bool)
+        and math.isfinite(seconds)
+        and seconds >= 0
+    ):
         return float(seconds)
     if header:
-        try:
-            value = float(header.strip())
-        except ValueError:
+        text = header.strip()
+        if not _RETRY_AFTER.fullmatch(text):
             return None
-        return value if value >= 0 else None
+        return float(text)
     return None
 
 
@@ -159,7 +166,7 @@ def _decode_status(body: bytes | str | Mapping[str, Any] | None) -> Mapping[str,
         return None
     try:
         value = msgspec.json.decode(body)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, UnicodeError):
         return None
     return value if isinstance(value, dict) else None
 
@@ -183,7 +190,10 @@ def status_error(
     ``http_status`` is None for a watch ERROR event (the Status ``code`` is used then).
     """
     status = _decode_status(body)
-    if status is not None and status.get("kind") not in (None, "Status"):
+    if status is not None and (
+        status.get("kind") not in (None, "Status")
+        or not any(k in status for k in ("code", "reason", "message", "status"))
+    ):
         status = None  # JSON, but not a Status: keep it as text
     raw: Mapping[str, Any] = {}
     details: Mapping[str, Any] = {}
@@ -193,7 +203,8 @@ def status_error(
     else:
         raw = status
         body_code = status.get("code")
-        code = http_status or (body_code if isinstance(body_code, int) else 500)
+        valid = isinstance(body_code, int) and not isinstance(body_code, bool)
+        code = http_status or (body_code if valid else 500)  # type: ignore[assignment]
         reason = str(status.get("reason") or "")
         message = str(status.get("message") or "")
         d = status.get("details")

@@ -8,6 +8,7 @@ small and its sync fast, while callers read it like a plain ``dict`` (but cannot
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, overload
 
 import msgspec
@@ -29,7 +30,7 @@ class ObjectMeta(msgspec.Struct, frozen=True, rename="camel"):
 class _Head(msgspec.Struct, frozen=True, rename="camel"):
     kind: str = ""
     api_version: str = ""
-    metadata: ObjectMeta = ObjectMeta()
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
 
 
 _head_decoder = msgspec.json.Decoder(_Head)
@@ -154,7 +155,7 @@ class KubeObject(Mapping[str, Any]):
 
     @property
     def labels(self) -> Mapping[str, str]:
-        return self.metadata_.labels
+        return MappingProxyType(self.metadata_.labels)
 
     @property
     def key(self) -> str:

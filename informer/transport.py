@@ -203,7 +203,7 @@ class Transport:
                 KubeObject.from_list_item(raw, resource.kind, resource.api_version)
                 for raw in decoded.items or ()
             ]
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, UnicodeError) as exc:
             raise MalformedResponse(f"GET {path}: list body is not a list: {exc}") from exc
         meta = decoded.metadata
         return ListPage(
@@ -349,7 +349,7 @@ def _decode_line(line: bytes, offset: int) -> WatchEvent | None:
         return None
     try:
         env = _envelope_decoder.decode(line)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, UnicodeError) as exc:
         raise MalformedWatchLine(offset, str(exc), line) from exc
     kind = env.type
     if kind == "ERROR":
@@ -362,7 +362,7 @@ def _decode_line(line: bytes, offset: int) -> WatchEvent | None:
         if kind == "BOOKMARK":
             meta = _bookmark_decoder.decode(env.object).metadata
             end = (meta.annotations or {}).get(INITIAL_EVENTS_END) == "true"
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, UnicodeError) as exc:
         raise MalformedWatchLine(offset, f"bad object: {exc}", line) from exc
     if not obj.resource_version:
         raise MalformedWatchLine(offset, "object has no metadata.resourceVersion", line)
