@@ -1,0 +1,357 @@
+"""Informers: a reflector, its store, and event handlers that never block it.
+
+Each handler has its own pending queue and task. The queue holds at most one entry per object key:
+when a handler falls behind, successive changes of one object are coalesced (added+updated ->
+added, updated+updated -> updated from the first old to the last new, added+deleted -> nothing,
+updated+deleted -> deleted), so its memory is bounded by the number of objects and it always ends
+at the cache's state, as a level-triggered controller wants. A delete followed by a re-create is
+kept as two deliveries. A handler that raises is logged and counted; the next change still comes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Mapping
+from dataclasses import dataclass, replace
+from types import TracebackType
+from typing import Any, Self
+
+import structlog
+
+from informer.objects import KubeObject
+from informer.reflector import Reflector, ReflectorOptions, ReflectorStats
+from informer.resource import Resource
+from informer.store import Delta, Store, Tombstone
+from informer.transport import Transport
+
+__all__ = ["Handler", "HandlerStats", "Informer", "SharedInformerFactory"]
+
+_log = structlog.get_logger("informer.informer")
+
+AddHandler = Callable[[KubeObject, bool], Awaitable[None] | None]
+UpdateHandler = Callable[[KubeObject, KubeObject], Awaitable[None] | None]
+DeleteHandler = Callable[[KubeObject | Tombstone], Awaitable[None] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class HandlerStats:
+    """Counters of one handler."""
+
+    delivered: int
+    coalesced: int
+    errors: int
+    pending: int
+
+
+def _merge(first: Delta, then: Delta) -> list[Delta]:
+    """What a handler must still see when ``first`` is pending and ``then`` arrives."""
+    if first.type == "added":
+        if then.type == "updated":
+            return [Delta("added", then.obj, None, first.is_initial)]
+        if then.type == "deleted":
+            return []
+    elif first.type == "updated":
+        if then.type == "updated":
+            return [Delta("updated", then.obj, first.old)]
+        if then.type == "deleted":
+            return [Delta("deleted", then.obj, first.old)]
+    return [first, then]
+
+
+class Handler:
+    """One registered handler: its pending changes and the task that delivers them."""
+
+    def __init__(self, deliver: Callable[[Delta], Awaitable[None] | None], name: str) -> None:
+        self._deliver = deliver
+        self.name = name
+        self._pending: OrderedDict[str, list[Delta]] = OrderedDict()
+        self._wakeup = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._delivered = 0
+        self._coalesced = 0
+        self._errors = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    def statistics(self) -> HandlerStats:
+        pending = sum(len(v) for v in self._pending.values())
+        return HandlerStats(self._delivered, self._coalesced, self._errors, pending)
+
+    def push(self, delta: Delta) -> None:
+        key = delta.obj.key
+        queued = self._pending.get(key)
+        if queued is None:
+            self._pending[key] = [delta]
+        else:
+            merged = _merge(queued[-1], delta)
+            self._coalesced += 2 - len(merged)
+            queued[-1:] = merged
+            if not queued:
+                del self._pending[key]
+        self._idle.clear()
+        self._wakeup.set()
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name=f"informer-handler-{self.name}")
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                if (current := asyncio.current_task()) and current.cancelling():
+                    raise
+
+    async def wait_idle(self) -> None:
+        """Until every pending change was delivered."""
+        await self._idle.wait()
+
+    async def _run(self) -> None:
+        while True:
+            if not self._pending:
+                self._idle.set()
+                self._wakeup.clear()
+                await self._wakeup.wait()
+                continue
+            _, deltas = self._pending.popitem(last=False)
+            for delta in deltas:
+                try:
+                    result = self._deliver(delta)
+                    if inspect.isawaitable(result):
+                        await result
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    self._errors += 1
+                    _log.exception("informer.handler_failed", handler=self.name, type=delta.type)
+                self._delivered += 1
+
+
+class Informer:
+    """Lists and watches one resource into a store and calls handlers with its changes.
+
+    ``async with Informer(api_client, CONFIGMAPS, namespace="ns") as inf: await
+    inf.wait_for_sync()``; or run ``await inf.run()`` in a task of your own.
+    """
+
+    def __init__(
+        self,
+        client: Transport | Any,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        options: ReflectorOptions | None = None,
+    ) -> None:
+        transport = client if isinstance(client, Transport) else Transport(client)
+        self.resource = resource
+        self.store = Store()
+        self.reflector = Reflector(
+            transport,
+            resource,
+            self.store,
+            namespace=namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            options=options,
+            on_deltas=self._dispatch,
+        )
+        self._handlers: list[Handler] = []
+        self._task: asyncio.Task[None] | None = None
+        self._running = False
+
+    # -- lifecycle -------------------------------------------------------------------------
+    async def __aenter__(self) -> Self:
+        self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    def start(self) -> None:
+        """Run in a background task (``stop`` ends it)."""
+        if self._task is None:
+            self._task = asyncio.create_task(self.run(), name=f"informer-{self.resource.plural}")
+
+    async def stop(self) -> None:
+        """Cancel the reflector and the handler tasks, and wait for them to end."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                if (current := asyncio.current_task()) and current.cancelling():
+                    raise
+
+    async def run(self) -> None:
+        """List, watch and deliver to handlers until cancelled."""
+        self._running = True
+        for handler in self._handlers:
+            handler.start()
+        try:
+            await self.reflector.run()
+        finally:
+            self._running = False
+            for handler in self._handlers:
+                await handler.stop()
+
+    # -- sync and freshness ----------------------------------------------------------------
+    @property
+    def has_synced(self) -> bool:
+        return self.reflector.has_synced
+
+    async def wait_for_sync(self, timeout: float | None = None) -> None:
+        """Until the first list is in the store (``TimeoutError`` after ``timeout`` seconds)."""
+        async with asyncio.timeout(timeout):
+            await self.reflector.synced.wait()
+
+    async def wait_for_resource_version(self, rv: str, timeout: float | None = None) -> None:
+        """Until the cache has seen ``rv`` (see ``Store.wait_for_resource_version``)."""
+        await self.store.wait_for_resource_version(rv, timeout)
+
+    async def wait_for_write(
+        self, obj: Mapping[str, Any], timeout: float | None = None
+    ) -> KubeObject | None:
+        """Read-your-writes: until the cache holds what a create/update/patch returned."""
+        return await self.store.wait_for_write(obj, timeout)
+
+    async def wait_for_deletion(self, obj: Mapping[str, Any], timeout: float | None = None) -> None:
+        """Until the deleted object (same uid) is gone from the cache."""
+        await self.store.wait_for_deletion(obj, timeout)
+
+    def statistics(self) -> ReflectorStats:
+        return self.reflector.statistics()
+
+    # -- handlers --------------------------------------------------------------------------
+    def add_handler(
+        self,
+        on_add: AddHandler | None = None,
+        on_update: UpdateHandler | None = None,
+        on_delete: DeleteHandler | None = None,
+        *,
+        name: str | None = None,
+    ) -> Handler:
+        """Register callbacks (sync or async). After sync, it first gets the current objects."""
+
+        def deliver(delta: Delta) -> Awaitable[None] | None:
+            if delta.type == "added" and on_add is not None:
+                assert isinstance(delta.obj, KubeObject)
+                return on_add(delta.obj, delta.is_initial)
+            if delta.type == "updated" and on_update is not None:
+                assert isinstance(delta.obj, KubeObject) and delta.old is not None
+                return on_update(delta.old, delta.obj)
+            if delta.type == "deleted" and on_delete is not None:
+                return on_delete(delta.obj)
+            return None
+
+        return self._register(deliver, name or f"handler-{len(self._handlers)}")
+
+    def _register(self, deliver: Callable[[Delta], Awaitable[None] | None], name: str) -> Handler:
+        handler = Handler(deliver, name)
+        if self.has_synced:
+            for obj in self.store.list():
+                handler.push(Delta("added", obj, None, True))
+        self._handlers.append(handler)
+        if self._running:
+            handler.start()
+        return handler
+
+    async def remove_handler(self, handler: Handler) -> None:
+        if handler in self._handlers:
+            self._handlers.remove(handler)
+            await handler.stop()
+
+    async def events(self) -> AsyncIterator[Delta]:
+        """Every change as a ``Delta`` (coalesced when the consumer falls behind)."""
+        queue: asyncio.Queue[Delta] = asyncio.Queue(maxsize=1)
+        handler = self._register(queue.put, f"events-{len(self._handlers)}")
+        try:
+            while True:
+                yield await queue.get()
+        finally:
+            await self.remove_handler(handler)
+
+    def _dispatch(self, deltas: list[Delta]) -> None:
+        for handler in self._handlers:
+            for delta in deltas:
+                handler.push(delta)
+
+
+class SharedInformerFactory:
+    """One informer per (resource, namespace, selectors, transform), shared by its users."""
+
+    def __init__(self, client: Transport | Any, *, options: ReflectorOptions | None = None) -> None:
+        self.transport = client if isinstance(client, Transport) else Transport(client)
+        self.options = options or ReflectorOptions()
+        self._informers: dict[Hashable, Informer] = {}
+        self._started = False
+
+    def informer(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        transform: Callable[[dict[str, Any]], Mapping[str, Any]] | None = None,
+    ) -> Informer:
+        """The shared informer for this resource and scope (created on first use)."""
+        key = (resource, namespace, label_selector, field_selector, transform)
+        inf = self._informers.get(key)
+        if inf is None:
+            options = replace(self.options, transform=transform or self.options.transform)
+            inf = Informer(
+                self.transport,
+                resource,
+                namespace=namespace,
+                label_selector=label_selector,
+                field_selector=field_selector,
+                options=options,
+            )
+            self._informers[key] = inf
+            if self._started:
+                inf.start()
+        return inf
+
+    @property
+    def informers(self) -> list[Informer]:
+        return list(self._informers.values())
+
+    def start(self) -> None:
+        """Start every informer (and those created later)."""
+        self._started = True
+        for inf in self._informers.values():
+            inf.start()
+
+    async def wait_for_sync(self, timeout: float | None = None) -> None:
+        """Until every informer has synced."""
+        async with asyncio.timeout(timeout):
+            await asyncio.gather(*(inf.reflector.synced.wait() for inf in self.informers))
+
+    async def stop(self) -> None:
+        self._started = False
+        await asyncio.gather(*(inf.stop() for inf in self.informers))
+
+    async def __aenter__(self) -> Self:
+        self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()

@@ -1,0 +1,547 @@
+"""The reflector: keeps a ``Store`` in step with the server by LIST and WATCH.
+
+It owns "the last RV seen" and decides relist vs re-watch:
+
+- first sync: a consistent paginated list (or "any", or a streaming list); every relist asks
+  ``resourceVersion=<last>&resourceVersionMatch=NotOlderThan`` and verifies the answer is not older;
+- 410 on a continuation restarts the list at the first page's RV, then falls back to a
+  consistent read; 410 on a first NotOlderThan page (an old server applying Exact) falls back to
+  a consistent read;
+- a watch resumes from the last RV after a clean end or a broken connection; 410 relists; 429
+  waits Retry-After and re-watches; other errors back off and relist;
+- stale and duplicate events are dropped by the store (KEP-5504 comparisons), and a server whose
+  RVs go backwards (an etcd restore) is detected and relisted with a consistent read.
+
+Deltas go to one callback, synchronously, right after the store changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import structlog
+
+from informer.backoff import Backoff, BackoffPolicy
+from informer.errors import (
+    ApiError,
+    ResourceExpired,
+    TooLargeResourceVersion,
+    TooManyRequests,
+    TransportError,
+    WatchStreamError,
+)
+from informer.objects import KubeObject
+from informer.pager import ContinueExpired, ListResult, list_all, list_exact
+from informer.resource import Resource
+from informer.resource_version import compare_resource_versions, is_comparable
+from informer.store import Delta, Store
+from informer.transport import Transport, WatchEvent, WatchStream
+
+__all__ = ["Reflector", "ReflectorOptions", "ReflectorStats"]
+
+Transform = Callable[[dict[str, Any]], Mapping[str, Any]]
+DeltaSink = Callable[[list[Delta]], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ReflectorOptions:
+    """How a reflector lists and watches; the defaults are those of a production controller."""
+
+    page_size: int = 500
+    initial_list: Literal["consistent", "any"] = "consistent"
+    list_strategy: Literal["auto", "list", "stream"] = "auto"
+    watch_timeout: tuple[int, int] = (300, 600)
+    idle_timeout: float | None = None
+    backoff: BackoffPolicy = field(default_factory=BackoffPolicy)
+    stale_list_retries: int = 3
+    too_large_retries: int = 3
+    stream_idle_limit: float = 10.0
+    quick_watch_end: float = 1.0
+    backwards_after: int = 10
+    transform: Transform | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReflectorStats:
+    """Counters of one reflector (and its store)."""
+
+    lists: int
+    list_pages: int
+    relists: int
+    stream_lists: int
+    watches: int
+    expired: int
+    too_large: int
+    stale_lists: int
+    stale_events_dropped: int
+    duplicate_events_dropped: int
+    bookmarks: int
+    events_applied: int
+    wrong_kind_ignored: int
+    errors: int
+    backwards: int
+    cache_resource_version: str
+    comparable: bool
+    synced: bool
+    streaming_supported: bool | None
+
+
+class _Phase(enum.Enum):
+    LIST = "list"
+    WATCH = "watch"
+
+
+class _StreamUnsupported(Exception):
+    """The server does not implement streaming lists (rejected or ignored sendInitialEvents)."""
+
+
+class _StaleStream(Exception):
+    """A streaming list answered with a state older than the cache (a lagging replica)."""
+
+
+class _ServerWentBackwards(Exception):
+    """Events or bookmarks older than the cache, again and again: the server's RVs went back."""
+
+
+@dataclass
+class _Counters:
+    lists: int = 0
+    list_pages: int = 0
+    relists: int = 0
+    stream_lists: int = 0
+    watches: int = 0
+    expired: int = 0
+    too_large: int = 0
+    stale_lists: int = 0
+    bookmarks: int = 0
+    wrong_kind_ignored: int = 0
+    errors: int = 0
+    backwards: int = 0
+
+
+class Reflector:
+    """Lists and watches one resource (in one namespace, with selectors) into a ``Store``."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        resource: Resource,
+        store: Store | None = None,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        options: ReflectorOptions | None = None,
+        on_deltas: DeltaSink | None = None,
+    ) -> None:
+        self.transport = transport
+        self.resource = resource
+        self.store = store if store is not None else Store()
+        self.namespace = namespace
+        self.label_selector = label_selector
+        self.field_selector = field_selector
+        self.options = options or ReflectorOptions()
+        self.on_deltas = on_deltas
+        self.synced = asyncio.Event()
+        self._backoff = Backoff(self.options.backoff)
+        self._counters = _Counters()
+        self._streaming: bool | None = None if self.options.list_strategy == "auto" else (
+            self.options.list_strategy == "stream"
+        )
+        self._force_consistent = False
+        self._consecutive_too_large = 0
+        self._quick_ends = 0
+        self._older_in_a_row = 0
+        self._warned_not_comparable = False
+        self.log = structlog.get_logger("informer.reflector").bind(
+            resource=resource.group_resource,
+            namespace=namespace or "",
+            selector=label_selector or "",
+        )
+
+    # -- public ----------------------------------------------------------------------------
+    @property
+    def has_synced(self) -> bool:
+        return self.synced.is_set()
+
+    @property
+    def last_resource_version(self) -> str:
+        """The last RV seen (from a list, an event or a bookmark); "" before the first list."""
+        return self.store.resource_version
+
+    def statistics(self) -> ReflectorStats:
+        c = self._counters
+        s = self.store.stats
+        return ReflectorStats(
+            lists=c.lists,
+            list_pages=c.list_pages,
+            relists=c.relists,
+            stream_lists=c.stream_lists,
+            watches=c.watches,
+            expired=c.expired,
+            too_large=c.too_large,
+            stale_lists=c.stale_lists,
+            stale_events_dropped=s.stale_dropped,
+            duplicate_events_dropped=s.duplicates_dropped,
+            bookmarks=c.bookmarks,
+            events_applied=s.events_applied,
+            wrong_kind_ignored=c.wrong_kind_ignored,
+            errors=c.errors,
+            backwards=c.backwards,
+            cache_resource_version=self.store.resource_version,
+            comparable=self.store.comparable,
+            synced=self.has_synced,
+            streaming_supported=self._streaming,
+        )
+
+    async def list_exact(self, resource_version: str) -> ListResult:
+        """A snapshot at exactly ``resource_version``, verified (see ``pager.list_exact``)."""
+        return await list_exact(
+            self.transport,
+            self.resource,
+            resource_version,
+            namespace=self.namespace,
+            label_selector=self.label_selector,
+            field_selector=self.field_selector,
+            limit=self.options.page_size,
+        )
+
+    async def run(self) -> None:
+        """List, then watch, forever; returns only by cancellation."""
+        phase = _Phase.LIST
+        while True:
+            try:
+                if phase is _Phase.LIST:
+                    stream = await self._sync()
+                    phase = _Phase.WATCH
+                    await self._watch(stream)
+                else:
+                    await self._watch(None)
+            except asyncio.CancelledError:
+                raise
+            except ResourceExpired as exc:
+                self._counters.expired += 1
+                self.log.info("reflector.watch_expired", message=exc.message)
+                phase = _Phase.LIST
+            except TooManyRequests as exc:
+                delay = await self._backoff.sleep(exc.retry_after)
+                self.log.info("reflector.throttled", phase=phase.value, delay=round(delay, 3))
+            except TooLargeResourceVersion as exc:
+                self._counters.too_large += 1
+                self._consecutive_too_large += 1
+                if self._consecutive_too_large > self.options.too_large_retries:
+                    self._consecutive_too_large = 0
+                    self._force_consistent = True
+                    phase = _Phase.LIST
+                delay = await self._backoff.sleep(exc.retry_after)
+                self.log.info("reflector.watch_too_large", delay=round(delay, 3))
+            except _ServerWentBackwards:
+                self._counters.backwards += 1
+                self.log.warning(
+                    "reflector.server_went_backwards", cache_rv=self.store.resource_version
+                )
+                self._force_consistent = True
+                phase = _Phase.LIST
+            except (TransportError, WatchStreamError) as exc:
+                self._counters.errors += 1
+                delay = await self._backoff.sleep()
+                self.log.info(
+                    "reflector.connection_error",
+                    phase=phase.value,
+                    error=str(exc),
+                    delay=round(delay, 3),
+                )
+            except ApiError as exc:
+                self._counters.errors += 1
+                delay = await self._backoff.sleep()
+                self.log.warning(
+                    "reflector.api_error", phase=phase.value, error=str(exc), delay=round(delay, 3)
+                )
+                phase = _Phase.LIST
+            except Exception:
+                self._counters.errors += 1
+                self.log.exception("reflector.unexpected_error", phase=phase.value)
+                await self._backoff.sleep()
+                phase = _Phase.LIST
+
+    # -- list phase ------------------------------------------------------------------------
+    async def _sync(self) -> WatchStream | None:
+        if self._streaming is not False and not self._force_consistent:
+            try:
+                return await self._stream_sync()
+            except _StaleStream as exc:
+                self.log.warning("reflector.stale_list", streamed=True, why=str(exc))
+                self._force_consistent = True
+            except _StreamUnsupported as exc:
+                if self.options.list_strategy == "stream":
+                    raise ApiError(0, "StreamingListUnsupported", str(exc)) from exc
+                self._streaming = False
+                self.log.info("reflector.streaming_list_unsupported", why=str(exc))
+        await self._list_sync()
+        return None
+
+    def _list_request(
+        self, restart_rv: str | None, consistent: bool
+    ) -> tuple[str | None, str | None]:
+        if consistent:
+            return None, None
+        if restart_rv is not None:
+            return restart_rv, "NotOlderThan"
+        last = self.store.resource_version
+        if last:
+            return last, "NotOlderThan"
+        if self.options.initial_list == "any":
+            return "0", None
+        return None, None
+
+    async def _list_sync(self) -> None:
+        consistent = self._force_consistent
+        restart_rv: str | None = None
+        limit: int | None = self.options.page_size
+        stale = too_large = 0
+        relist = self.has_synced
+        while True:
+            rv, rvm = self._list_request(restart_rv, consistent)
+            self._counters.lists += 1
+            try:
+                result = await list_all(
+                    self.transport,
+                    self.resource,
+                    namespace=self.namespace,
+                    label_selector=self.label_selector,
+                    field_selector=self.field_selector,
+                    resource_version=rv,
+                    resource_version_match=rvm,
+                    limit=limit,
+                )
+            except ContinueExpired as exc:
+                self._counters.expired += 1
+                self.log.info("reflector.continue_expired", list_rv=exc.list_rv)
+                if restart_rv is None and not consistent:
+                    restart_rv = exc.list_rv
+                elif not consistent:
+                    consistent = True
+                else:
+                    limit = None  # one unpaginated consistent list: cannot expire
+                continue
+            except ResourceExpired:
+                self._counters.expired += 1
+                if consistent:
+                    raise
+                # an old server applied Exact to NotOlderThan + limit (KEP-2523): consistent read
+                self.log.info("reflector.list_expired", rv=rv, match=rvm)
+                consistent = True
+                continue
+            except TooLargeResourceVersion as exc:
+                self._counters.too_large += 1
+                too_large += 1
+                if too_large >= self.options.too_large_retries:
+                    consistent = True
+                delay = await self._backoff.sleep(exc.retry_after)
+                self.log.info("reflector.list_too_large", rv=rv, delay=round(delay, 3))
+                continue
+            self._counters.list_pages += result.pages
+            last = self.store.resource_version
+            if self._is_older(result.resource_version, last):
+                if not consistent:
+                    self._counters.stale_lists += 1
+                    stale += 1
+                    self.log.warning(
+                        "reflector.stale_list", list_rv=result.resource_version, cache_rv=last
+                    )
+                    if stale >= self.options.stale_list_retries:
+                        consistent = True
+                    else:
+                        await self._backoff.sleep()
+                    continue
+                # a consistent read is the truth: the server's RVs went backwards (etcd restore)
+                self._counters.backwards += 1
+                self.log.warning(
+                    "reflector.server_went_backwards",
+                    list_rv=result.resource_version,
+                    cache_rv=last,
+                )
+            self._apply_list(result.items, result.resource_version, relist)
+            self._force_consistent = False
+            return
+
+    def _is_older(self, rv: str, than: str) -> bool:
+        if not than or not is_comparable(rv) or not is_comparable(than):
+            return False
+        return compare_resource_versions(rv, than) < 0
+
+    def _apply_list(self, items: list[KubeObject], rv: str, relist: bool) -> None:
+        objs = [self._prepare(o) for o in items if self._kind_ok(o)]
+        deltas = self.store.replace(objs, rv, is_initial=not self.has_synced)
+        if relist:
+            self._counters.relists += 1
+        self._note_comparable(rv)
+        self.log.info(
+            "reflector.relist" if relist else "reflector.synced", rv=rv, objects=len(objs)
+        )
+        self._emit(deltas)
+        self._older_in_a_row = 0
+        self.synced.set()
+
+    async def _stream_sync(self) -> WatchStream:
+        last = self.store.resource_version
+        stream = self.transport.watch(
+            self.resource,
+            namespace=self.namespace,
+            label_selector=self.label_selector,
+            field_selector=self.field_selector,
+            resource_version=last or None,
+            resource_version_match="NotOlderThan",
+            send_initial_events=True,
+            allow_watch_bookmarks=True,
+            timeout_seconds=self._watch_timeout(),
+            idle_timeout=self.options.idle_timeout,
+        )
+        initial: dict[str, KubeObject] = {}
+        events = stream.__aiter__()
+        ok = False
+        try:
+            while True:
+                try:
+                    async with asyncio.timeout(self.options.stream_idle_limit):
+                        event = await events.__anext__()
+                except TimeoutError as exc:
+                    raise _StreamUnsupported(
+                        f"no initial-events-end bookmark within {self.options.stream_idle_limit:g}s"
+                        " of silence"
+                    ) from exc
+                except StopAsyncIteration as exc:
+                    raise WatchStreamError("streaming list ended before its end bookmark") from exc
+                except ApiError as exc:
+                    if exc.code in (400, 403, 404, 422):
+                        raise _StreamUnsupported(f"{exc.code} {exc.reason}: {exc.message}") from exc
+                    raise
+                if event.type == "BOOKMARK":
+                    if not event.initial_events_end:
+                        raise _StreamUnsupported("a bookmark without the initial-events-end mark")
+                    rv = event.object.resource_version
+                    if self._is_older(rv, last):
+                        self._counters.stale_lists += 1
+                        raise _StaleStream(f"streamed state at {rv} is older than {last}")
+                    self._counters.lists += 1
+                    self._counters.stream_lists += 1
+                    self._streaming = True
+                    self._apply_list(list(initial.values()), rv, bool(last) or self.has_synced)
+                    ok = True
+                    return stream
+                if not self._kind_ok(event.object):
+                    continue
+                obj = event.object
+                if event.type == "DELETED":
+                    initial.pop(obj.key, None)
+                else:
+                    initial[obj.key] = obj
+        finally:
+            if not ok:
+                await stream.aclose()
+
+    # -- watch phase -----------------------------------------------------------------------
+    def _watch_timeout(self) -> int:
+        low, high = self.options.watch_timeout
+        return random.randint(low, high)
+
+    async def _watch(self, stream: WatchStream | None) -> None:
+        if stream is None:
+            stream = self.transport.watch(
+                self.resource,
+                namespace=self.namespace,
+                label_selector=self.label_selector,
+                field_selector=self.field_selector,
+                resource_version=self.store.resource_version or None,
+                allow_watch_bookmarks=True,
+                timeout_seconds=self._watch_timeout(),
+                idle_timeout=self.options.idle_timeout,
+            )
+        self._counters.watches += 1
+        started = time.monotonic()
+        seen = 0
+        async with stream:
+            async for event in stream:
+                seen += 1
+                self._consecutive_too_large = 0
+                self._handle(event)
+        if seen == 0 and time.monotonic() - started < self.options.quick_watch_end:
+            self._quick_ends += 1
+            if self._quick_ends > 1:
+                delay = await self._backoff.sleep()
+                self.log.info("reflector.watch_ends_quickly", times=self._quick_ends, delay=delay)
+        else:
+            self._quick_ends = 0
+
+    def _handle(self, event: WatchEvent) -> None:
+        obj = event.object
+        rv = obj.resource_version
+        older = self._is_older(rv, self.store.resource_version)
+        if older:
+            self._older_in_a_row += 1
+            if self._older_in_a_row >= self.options.backwards_after:
+                self._older_in_a_row = 0
+                raise _ServerWentBackwards()
+        else:
+            self._older_in_a_row = 0
+        if event.type == "BOOKMARK":
+            self._counters.bookmarks += 1
+            if not older:
+                self.store.advance(rv)
+            return
+        if not self._kind_ok(obj):
+            return
+        delta = self.store.apply_event(event.type, self._prepare(obj))
+        self._note_comparable(rv)
+        if delta is not None:
+            self._emit([delta])
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _kind_ok(self, obj: KubeObject) -> bool:
+        if obj.kind and obj.kind != self.resource.kind:
+            self._counters.wrong_kind_ignored += 1
+            self.log.warning("reflector.wrong_kind", kind=obj.kind, key=obj.key)
+            return False
+        return True
+
+    def _prepare(self, obj: KubeObject) -> KubeObject:
+        transform = self.options.transform
+        if transform is None:
+            return obj
+        try:
+            out = KubeObject.from_dict(transform(obj.to_dict()))
+        except Exception:
+            self._counters.errors += 1
+            self.log.exception("reflector.transform_failed", key=obj.key)
+            return obj
+        a, b = obj.metadata_, out.metadata_
+        if (a.name, a.namespace, a.uid, a.resource_version) != (
+            b.name,
+            b.namespace,
+            b.uid,
+            b.resource_version,
+        ):
+            self._counters.errors += 1
+            self.log.error("reflector.transform_changed_identity", key=obj.key)
+            return obj
+        return out
+
+    def _note_comparable(self, rv: str) -> None:
+        if not self._warned_not_comparable and not is_comparable(rv):
+            self._warned_not_comparable = True
+            self.log.warning("reflector.rv_not_comparable", rv=rv)
+
+    def _emit(self, deltas: list[Delta]) -> None:
+        if not deltas or self.on_deltas is None:
+            return
+        try:
+            self.on_deltas(deltas)
+        except Exception:
+            self._counters.errors += 1
+            self.log.exception("reflector.delta_sink_failed")
