@@ -1,0 +1,713 @@
+"""The store: reads, indexes, events, relists, resource versions and freshness waiters.
+
+The store has no transport, so these are unit tests. Waiters are synchronised by yielding to the
+loop (``asyncio.sleep(0)`` is a yield, not a delay); nothing asserts timing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from types import SimpleNamespace
+from typing import Any
+
+import msgspec
+import pytest
+from structlog.testing import capture_logs
+
+from informer.errors import StaleCacheError
+from informer.objects import KubeObject
+from informer.resource_version import InvalidResourceVersion
+from informer.store import (
+    CacheNotComparable,
+    Delta,
+    Freshness,
+    Store,
+    StoreStats,
+    Tombstone,
+)
+
+
+def mk(
+    name: str,
+    rv: str,
+    ns: str | None = "default",
+    *,
+    uid: str | None = None,
+    labels: dict[str, str] | None = None,
+    data: str = "",
+) -> KubeObject:
+    meta: dict[str, Any] = {"name": name, "uid": uid or f"uid-{name}", "resourceVersion": rv}
+    if ns:
+        meta["namespace"] = ns
+    if labels:
+        meta["labels"] = labels
+    body = {"kind": "ConfigMap", "apiVersion": "v1", "metadata": meta, "data": {"d": data}}
+    return KubeObject.from_raw(msgspec.json.encode(body))
+
+
+def synced(*objs: KubeObject, rv: str = "100") -> Store:
+    store = Store()
+    store.replace(objs, rv, is_initial=True)
+    return store
+
+
+async def yield_to_loop(times: int = 1) -> None:
+    """Let ready tasks run (a pure yield, no delay)."""
+    for _ in range(times):
+        await asyncio.sleep(0)
+
+
+# -- reads ---------------------------------------------------------------------------------------
+def test_empty_store() -> None:
+    store = Store()
+    assert len(store) == 0
+    assert store.resource_version == ""
+    assert store.comparable
+    assert store.list() == []
+    assert store.keys() == []
+    assert store.get("a") is None
+    assert store.freshness() == Freshness("", True, None)
+    assert store.stats == StoreStats()
+
+
+def test_get_list_keys_contains() -> None:
+    a, b, c = mk("a", "10", "ns1"), mk("b", "11", "ns2"), mk("node-1", "12", None)
+    store = synced(a, b, c)
+    assert store.get("a", "ns1") is a
+    assert store.get("a") is None
+    assert store.get("node-1") is c
+    assert store.get_by_key("ns2/b") is b
+    assert store.get_by_key("node-1") is c
+    assert sorted(store.keys()) == ["node-1", "ns1/a", "ns2/b"]
+    assert len(store) == 3
+    assert "ns1/a" in store and "a" not in store and 3 not in store
+    assert {o.key for o in store.list()} == {"ns1/a", "ns2/b", "node-1"}
+    assert store.list("ns1") == [a]
+    assert store.list("") == store.list()
+    assert store.list("nope") == []
+
+
+def test_objects_are_read_only_mappings() -> None:
+    store = synced(mk("a", "10", data="x"))
+    obj = store.get("a", "default")
+    assert obj is not None
+    assert obj["data"]["d"] == "x"
+    with pytest.raises(TypeError):
+        obj["data"] = {}  # type: ignore[index]
+
+
+# -- indexes -------------------------------------------------------------------------------------
+def test_namespace_index_is_built_in_and_incremental() -> None:
+    store = synced(mk("a", "10", "ns1"), mk("b", "11", "ns1"), mk("n", "12", None), rv="12")
+    assert sorted(store.index_values("namespace")) == ["ns1"]
+    assert [o.name for o in store.by_index("namespace", "ns1")] == ["a", "b"]
+    store.apply_event("ADDED", mk("c", "13", "ns2"))
+    assert [o.name for o in store.by_index("namespace", "ns2")] == ["c"]
+    store.apply_event("DELETED", mk("c", "14", "ns2"))
+    assert store.by_index("namespace", "ns2") == []
+    assert "ns2" not in store.index_values("namespace")
+
+
+def test_add_index_indexes_existing_and_follows_changes() -> None:
+    store = synced(
+        mk("a", "10", labels={"app": "web"}), mk("b", "11", labels={"app": "db"}), rv="11"
+    )
+    store.add_index("app", lambda o: [o.labels["app"]] if "app" in o.labels else [])
+    assert [o.name for o in store.by_index("app", "web")] == ["a"]
+    store.apply_event("MODIFIED", mk("a", "12", labels={"app": "db"}))
+    assert store.by_index("app", "web") == []
+    assert sorted(o.name for o in store.by_index("app", "db")) == ["a", "b"]
+    assert store.index_values("app") == ["db"]
+    store.apply_event("DELETED", mk("b", "13", labels={"app": "db"}))
+    assert [o.name for o in store.by_index("app", "db")] == ["a"]
+    store.apply_event("ADDED", mk("c", "14"))  # no label: in no bucket
+    assert sorted(store.index_values("app")) == ["db"]
+
+
+def test_index_function_results_str_none_and_many() -> None:
+    store = synced(mk("a", "10", labels={"x": "1"}), mk("b", "11"))
+    store.add_index("str", lambda o: o.labels.get("x"))  # type: ignore[arg-type,return-value]
+    store.add_index("many", lambda o: [o.name, "all"])
+    assert [o.name for o in store.by_index("str", "1")] == ["a"]
+    assert store.index_values("str") == ["1"]  # a str is one value, not characters; None: none
+    assert sorted(o.name for o in store.by_index("many", "all")) == ["a", "b"]
+    assert store.by_index("many", "b")[0].name == "b"
+
+
+def test_index_function_errors_are_counted_not_raised() -> None:
+    def fn(o: KubeObject) -> list[str]:
+        if o.name == "bad":
+            raise RuntimeError("boom")
+        return [o.name]
+
+    store = synced(mk("ok", "10"), mk("bad", "11"), rv="11")
+    with capture_logs() as logs:
+        store.add_index("name", fn)
+        store.apply_event("MODIFIED", mk("bad", "12"))
+        store.replace([mk("ok", "10"), mk("bad", "12")], "13")
+    assert store.stats.index_errors == 3
+    assert [e["event"] for e in logs] == ["store.index_error"] * 3
+    assert store.index_values("name") == ["ok"]
+    assert store.get("bad", "default") is not None
+
+
+def test_index_errors() -> None:
+    store = Store()
+    store.add_index("x", lambda o: [o.name])
+    with pytest.raises(ValueError):
+        store.add_index("x", lambda o: [o.name])
+    with pytest.raises(ValueError):
+        store.add_index("namespace", lambda o: [o.name])
+    with pytest.raises(KeyError):
+        store.by_index("nope", "v")
+    with pytest.raises(KeyError):
+        store.index_values("nope")
+
+
+# -- replace (lists) -----------------------------------------------------------------------------
+def test_initial_replace_adds_everything_as_initial() -> None:
+    a, b = mk("a", "10"), mk("b", "11")
+    store = Store()
+    deltas = store.replace([a, b], "20", is_initial=True)
+    assert deltas == [Delta("added", a, None, True), Delta("added", b, None, True)]
+    assert store.resource_version == "20"
+    assert store.stats.replaces == 1
+    fresh = store.freshness()
+    assert fresh.resource_version == "20" and fresh.comparable
+    assert fresh.seconds_since_progress is not None and fresh.seconds_since_progress >= 0
+
+
+def test_relist_yields_adds_updates_and_tombstones() -> None:
+    a, b, c = mk("a", "10"), mk("b", "11"), mk("c", "12")
+    store = synced(a, b, c, rv="20")
+    b2, d = mk("b", "25"), mk("d", "26")
+    deltas = store.replace([a, b2, d], "30")
+    assert deltas == [
+        Delta("updated", b2, b),
+        Delta("added", d, None, False),
+        Delta("deleted", Tombstone("default/c", c), c),
+    ]
+    assert sorted(store.keys()) == ["default/a", "default/b", "default/d"]
+    assert store.get("b", "default") is b2
+    assert store.resource_version == "30"
+
+
+def test_relist_with_recreated_object_is_delete_then_add() -> None:
+    old = mk("a", "10", uid="u1")
+    store = synced(old)
+    new = mk("a", "40", uid="u2")
+    assert store.replace([new], "50") == [
+        Delta("deleted", Tombstone("default/a", old), old),
+        Delta("added", new, None, False),
+    ]
+
+
+def test_relist_rebuilds_indexes() -> None:
+    store = synced(mk("a", "10", "ns1", labels={"app": "x"}))
+    store.add_index("app", lambda o: [o.labels.get("app", "")])
+    store.replace([mk("b", "20", "ns2", labels={"app": "y"})], "30")
+    assert store.index_values("namespace") == ["ns2"]
+    assert store.index_values("app") == ["y"]
+    assert store.by_index("app", "x") == []
+    assert store.list("ns1") == []
+
+
+def test_replace_swaps_once() -> None:
+    """A reader holding the previous contents keeps a consistent view."""
+    store = synced(mk("a", "10"), mk("b", "11"))
+    before = store.list()
+    contents = store._c
+
+    def objs() -> Any:
+        yield mk("c", "12")
+        assert store._c is contents, "the store changed before the list was consumed"
+        assert len(store) == 2
+        yield mk("d", "13")
+
+    store.replace(objs(), "20")
+    assert store._c is not contents
+    assert [o.name for o in before] == ["a", "b"]
+    assert sorted(store.keys()) == ["default/c", "default/d"]
+
+
+def test_replace_that_raises_leaves_the_store_unchanged() -> None:
+    store = synced(mk("a", "10"))
+
+    def objs() -> Any:
+        yield mk("c", "12")
+        raise RuntimeError("decode failed")
+
+    with pytest.raises(RuntimeError):
+        store.replace(objs(), "20")
+    assert store.keys() == ["default/a"]
+    assert store.resource_version == "100"
+    assert store.stats.replaces == 1
+
+
+def test_relist_older_than_cache_is_accepted_and_logged() -> None:
+    store = synced(mk("a", "10"), rv="500")
+    with capture_logs() as logs:
+        store.replace([mk("a", "10")], "400")
+    assert store.resource_version == "400"
+    assert store.stats.rv_regressions == 1
+    assert any(e["event"] == "store.rv_went_backwards" for e in logs)
+    # events are judged against the new timeline
+    assert store.apply_event("MODIFIED", mk("a", "401")) is not None
+
+
+# -- events --------------------------------------------------------------------------------------
+def test_event_types() -> None:
+    a = mk("a", "10")
+    store = synced(a)
+    a2 = mk("a", "101")
+    assert store.apply_event("MODIFIED", a2) == Delta("updated", a2, a)
+    b = mk("b", "102")
+    assert store.apply_event("MODIFIED", b) == Delta("added", b, None)  # MODIFIED unknown: add
+    a3 = mk("a", "103")
+    assert store.apply_event("ADDED", a3) == Delta("updated", a3, a2)  # ADDED known: update
+    gone = mk("a", "104")
+    assert store.apply_event("DELETED", gone) == Delta("deleted", gone, a3)
+    assert store.get("a", "default") is None
+    assert store.resource_version == "104"
+    assert store.stats.events_applied == 4
+
+
+def test_bad_event_types() -> None:
+    store = synced()
+    for t in ("BOOKMARK", "ERROR", "added", ""):
+        with pytest.raises(ValueError):
+            store.apply_event(t, mk("a", "200"))
+
+
+def test_stale_events_are_dropped_and_counted() -> None:
+    a = mk("a", "90")
+    store = synced(a, rv="100")
+    with capture_logs() as logs:
+        assert store.apply_event("ADDED", mk("b", "95")) is None  # older than the list
+        assert store.apply_event("MODIFIED", mk("a", "100")) is None  # == cache RV
+        assert store.apply_event("DELETED", mk("a", "99")) is None
+        assert store.apply_event("DELETED", mk("zz", "50")) is None  # unknown and old
+    assert store.stats.stale_dropped == 4
+    assert store.stats.duplicates_dropped == 0
+    assert store.get("a", "default") is a and store.get("b", "default") is None
+    assert store.resource_version == "100"
+    assert [e["event"] for e in logs] == ["store.stale_event"] * 4
+
+
+def test_duplicates_count_separately() -> None:
+    store = synced(mk("a", "90"), rv="100")
+    assert store.apply_event("MODIFIED", mk("a", "90")) is None
+    a2 = mk("a", "110")
+    assert store.apply_event("MODIFIED", a2) is not None
+    assert store.apply_event("MODIFIED", mk("a", "110")) is None
+    assert store.apply_event("ADDED", mk("a", "110")) is None
+    assert store.stats.duplicates_dropped == 3
+    assert store.stats.stale_dropped == 0
+    assert store.get("a", "default") is a2
+
+
+def test_rv_compares_by_length_not_lexically() -> None:
+    store = synced(mk("a", "9"), rv="99")
+    assert store.apply_event("MODIFIED", mk("a", "100")) is not None
+    assert store.resource_version == "100"
+    assert store.apply_event("MODIFIED", mk("a", "99")) is None
+
+
+def test_delete_of_unknown_key_advances_rv_without_delta() -> None:
+    store = synced(rv="100")
+    assert store.apply_event("DELETED", mk("x", "105")) is None
+    assert store.resource_version == "105"
+    assert store.stats.deletes_of_unknown == 1
+    assert store.stats.stale_dropped == 0
+
+
+def test_bookmarks_move_forward_only() -> None:
+    store = synced(rv="100")
+    store.advance("150")
+    assert store.resource_version == "150"
+    store.advance("120")
+    store.advance("150")
+    assert store.resource_version == "150"
+    assert store.stats.bookmarks == 3
+    assert store.apply_event("ADDED", mk("a", "140")) is None  # before the bookmark: a replay
+    with capture_logs() as logs:
+        store.advance("")
+    assert store.resource_version == "150"
+    assert logs[0]["event"] == "store.empty_bookmark"
+
+
+def test_events_before_the_first_list() -> None:
+    store = Store()
+    a = mk("a", "10")
+    assert store.apply_event("ADDED", a) == Delta("added", a, None)
+    assert store.resource_version == "10"
+
+
+# -- non-comparable resource versions -----------------------------------------------------------
+def test_opaque_list_switches_to_equality_semantics() -> None:
+    a = mk("a", "opaque-a1")
+    with capture_logs() as logs:
+        store = synced(a, rv="opaque-list-1")
+        assert not store.comparable
+        assert store.resource_version == "opaque-list-1"
+        # an exact duplicate is dropped
+        assert store.apply_event("MODIFIED", mk("a", "opaque-a1")) is None
+        # anything else is applied, whatever its RV looks like
+        a2 = mk("a", "0003")
+        assert store.apply_event("MODIFIED", a2) == Delta("updated", a2, a)
+        a3 = mk("a", "1")
+        assert store.apply_event("MODIFIED", a3) == Delta("updated", a3, a2)
+        assert store.resource_version == "1"  # the last RV seen
+        # DELETED of an absent key is a duplicate
+        assert store.apply_event("DELETED", mk("zz", "x")) is None
+        assert store.apply_event("DELETED", mk("a", "zz")) is not None
+        store.advance("bm-1")
+        assert store.resource_version == "bm-1"
+    st = store.stats
+    assert (st.duplicates_dropped, st.stale_dropped, st.events_applied) == (2, 0, 3)
+    assert [e["event"] for e in logs if e["log_level"] == "warning"] == ["store.rv_not_comparable"]
+    assert not store.freshness().comparable
+
+
+def test_opaque_event_after_comparable_list_switches() -> None:
+    store = synced(mk("a", "10"), rv="100")
+    with capture_logs() as logs:
+        b = mk("b", "abc")
+        assert store.apply_event("ADDED", b) == Delta("added", b, None)
+        store.advance("xyz")
+        store.apply_event("ADDED", mk("c", "also-opaque"))
+    assert not store.comparable
+    assert [e["event"] for e in logs if e["log_level"] == "warning"] == ["store.rv_not_comparable"]
+    # stays non-comparable, even when numbers come back
+    store.replace([mk("a", "10")], "200")
+    assert not store.comparable
+    assert store.apply_event("MODIFIED", mk("a", "5")) is not None
+
+
+def test_is_fresh() -> None:
+    store = Store()
+    assert not store.is_fresh("1")
+    store.replace([], "100")
+    assert store.is_fresh("99") and store.is_fresh("100") and not store.is_fresh("101")
+    assert store.is_fresh("9")  # shorter is older
+    for bad in ("", "0", "007", "abc", "-1"):
+        with pytest.raises(InvalidResourceVersion):
+            store.is_fresh(bad)
+
+
+def test_freshness_with_opaque_rvs() -> None:
+    store = synced(rv="opaque-7")
+    assert store.is_fresh("opaque-7")
+    with pytest.raises(CacheNotComparable) as exc:
+        store.is_fresh("100")
+    assert exc.value.cache_rv == "opaque-7" and exc.value.wanted_rv == "100"
+    assert "not comparable" in str(exc.value)
+    with pytest.raises(InvalidResourceVersion):  # CacheNotComparable is an InvalidResourceVersion
+        store.is_fresh("opaque-6")
+
+
+# -- waiting for a resource version --------------------------------------------------------------
+async def test_wait_returns_at_once_when_reached() -> None:
+    store = synced(rv="100")
+    await store.wait_for_resource_version("100", timeout=0)
+    await store.wait_for_resource_version("7")
+
+
+async def test_wait_resolved_by_event_in_the_same_iteration() -> None:
+    store = synced(rv="100")
+    task = asyncio.create_task(store.wait_for_resource_version("105"))
+    await yield_to_loop()
+    store.apply_event("ADDED", mk("a", "104"))
+    await yield_to_loop()
+    assert not task.done()
+    store.apply_event("ADDED", mk("b", "106"))
+    await yield_to_loop()
+    assert task.done()
+    await task
+    assert store._heap == []
+
+
+async def test_wait_resolved_by_bookmark() -> None:
+    store = synced(rv="100")
+    task = asyncio.create_task(store.wait_for_resource_version("150", timeout=60))
+    await yield_to_loop()
+    store.advance("150")
+    await yield_to_loop()
+    assert task.done()
+    await task
+
+
+async def test_wait_resolved_by_relist() -> None:
+    store = synced(rv="100")
+    task = asyncio.create_task(store.wait_for_resource_version("150"))
+    await yield_to_loop()
+    store.replace([], "151")
+    await task
+
+
+async def test_wait_resolved_by_delete_of_unknown_key() -> None:
+    store = synced(rv="100")
+    task = asyncio.create_task(store.wait_for_resource_version("150"))
+    await yield_to_loop()
+    store.apply_event("DELETED", mk("ghost", "150"))
+    await task
+
+
+async def test_wait_times_out_with_stale_cache_error() -> None:
+    store = synced(rv="100")
+    with pytest.raises(StaleCacheError) as exc:
+        await store.wait_for_resource_version("101", timeout=0)
+    assert (exc.value.cache_rv, exc.value.wanted_rv, exc.value.timeout) == ("100", "101", 0)
+    with pytest.raises(StaleCacheError) as exc:
+        await store.wait_for_resource_version("101", timeout=0.001)
+    assert exc.value.timeout == 0.001
+    assert store._heap == [] or all(e[2].done() for e in store._heap)
+
+
+async def test_wait_rejects_bad_rvs_at_once() -> None:
+    store = synced(rv="100")
+    for bad in ("", "0", "01", "abc"):
+        with pytest.raises(InvalidResourceVersion):
+            await store.wait_for_resource_version(bad)
+    opaque = synced(rv="o-1")
+    await opaque.wait_for_resource_version("o-1")
+    with pytest.raises(CacheNotComparable):
+        await opaque.wait_for_resource_version("5")
+    with pytest.raises(CacheNotComparable):
+        await opaque.wait_for_resource_version("o-2", timeout=60)
+
+
+async def test_pending_waiters_fail_when_the_store_turns_opaque() -> None:
+    store = synced(rv="100")
+    task = asyncio.create_task(store.wait_for_resource_version("200"))
+    await yield_to_loop()
+    store.apply_event("ADDED", mk("a", "opaque"))
+    with pytest.raises(CacheNotComparable) as exc:
+        await task
+    assert exc.value.wanted_rv == "200"
+    assert store._heap == []
+
+
+async def test_many_waiters_resolve_in_rv_order() -> None:
+    store = synced(rv="100")
+    wanted = [str(101 + (i * 37) % 300) for i in range(300)]
+    tasks = {rv: [] for rv in wanted}  # type: dict[str, list[asyncio.Task[None]]]
+    for rv in wanted:
+        tasks[rv].append(asyncio.create_task(store.wait_for_resource_version(rv)))
+    await yield_to_loop()
+    assert len(store._heap) == 300
+    for step in range(101, 401, 7):
+        store.advance(str(step))
+        await yield_to_loop()
+        for rv, ts in tasks.items():
+            assert all(t.done() == (int(rv) <= step) for t in ts), (rv, step)
+    store.advance("1000")
+    await asyncio.gather(*(t for ts in tasks.values() for t in ts))
+    assert store._heap == []
+
+
+async def test_cancelled_and_timed_out_waiters_do_not_leak() -> None:
+    store = synced(rv="100")
+    for rnd in range(5):
+        tasks = [
+            asyncio.create_task(store.wait_for_resource_version(str(1000 + i))) for i in range(200)
+        ]
+        await yield_to_loop()
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        timed_out = await asyncio.gather(
+            *(store.wait_for_resource_version(str(5000 + rnd), timeout=0.001) for _ in range(100)),
+            return_exceptions=True,
+        )
+        assert all(isinstance(e, StaleCacheError) for e in timed_out)
+        assert len(store._heap) <= 64
+    # a live waiter among dead ones is still woken
+    live = asyncio.create_task(store.wait_for_resource_version("150"))
+    await yield_to_loop()
+    store.advance("150")
+    await live
+
+
+async def test_cancelling_a_waiter_does_not_disturb_others() -> None:
+    store = synced(rv="100")
+    a = asyncio.create_task(store.wait_for_resource_version("110"))
+    b = asyncio.create_task(store.wait_for_resource_version("110"))
+    await yield_to_loop()
+    a.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await a
+    store.advance("110")
+    await b
+
+
+# -- read your writes ----------------------------------------------------------------------------
+def as_response(obj: KubeObject) -> dict[str, Any]:
+    return obj.to_dict()
+
+
+async def test_wait_for_write_returns_the_cached_copy() -> None:
+    store = synced(mk("a", "90"), rv="100")
+    written = mk("a", "120", data="new")
+    task = asyncio.create_task(store.wait_for_write(as_response(written), timeout=60))
+    await yield_to_loop()
+    store.apply_event("MODIFIED", mk("b", "110"))
+    await yield_to_loop()
+    assert not task.done()
+    store.apply_event("MODIFIED", written)
+    got = await task
+    assert got is written
+    # already there: at once, also for a newer cached copy
+    newer = mk("a", "130")
+    store.apply_event("MODIFIED", newer)
+    assert await store.wait_for_write(as_response(written), timeout=0) is newer
+    assert await store.wait_for_write(written) is newer
+
+
+async def test_wait_for_write_accepts_client_models() -> None:
+    store = synced(mk("a", "150", uid="u"), rv="150")
+    model = SimpleNamespace(
+        metadata=SimpleNamespace(name="a", namespace="default", uid="u", resource_version="150")
+    )
+    got = await store.wait_for_write(model, timeout=0)  # type: ignore[arg-type]
+    assert got is not None and got.resource_version == "150"
+
+
+async def test_wait_for_write_returns_none_when_gone_or_recreated() -> None:
+    store = synced(mk("a", "90", uid="u1"), rv="100")
+    written = mk("a", "110", uid="u1")
+    store.apply_event("MODIFIED", written)
+    store.apply_event("DELETED", mk("a", "111", uid="u1"))
+    assert await store.wait_for_write(as_response(written), timeout=0) is None
+    store.apply_event("ADDED", mk("a", "112", uid="u2"))
+    assert await store.wait_for_write(as_response(written), timeout=0) is None
+
+
+async def test_wait_for_write_timeout_and_bad_input() -> None:
+    store = synced(rv="100")
+    with pytest.raises(StaleCacheError):
+        await store.wait_for_write(as_response(mk("a", "120")), timeout=0.001)
+    with pytest.raises(InvalidResourceVersion):
+        await store.wait_for_write(as_response(mk("a", "")), timeout=1)
+    with pytest.raises(ValueError):
+        await store.wait_for_write({"kind": "ConfigMap"})
+    with pytest.raises(ValueError):
+        await store.wait_for_write({"metadata": {"namespace": "x"}})
+
+
+async def test_wait_for_write_with_opaque_rvs_waits_for_that_exact_version() -> None:
+    store = synced(mk("a", "o1"), rv="o-list")
+    written = mk("a", "o5")
+    task = asyncio.create_task(store.wait_for_write(as_response(written), timeout=60))
+    await yield_to_loop()
+    store.apply_event("MODIFIED", mk("b", "o4"))
+    store.apply_event("MODIFIED", mk("a", "o3"))
+    await yield_to_loop()
+    assert not task.done()
+    store.apply_event("MODIFIED", written)
+    assert await task is written
+    assert store._key_waiters == {}
+    assert await store.wait_for_write(as_response(written), timeout=0) is written
+    with pytest.raises(StaleCacheError):
+        await store.wait_for_write(as_response(mk("a", "o9")), timeout=0)
+
+
+async def test_wait_for_write_falls_back_when_the_store_turns_opaque() -> None:
+    store = synced(rv="100")
+    task = asyncio.create_task(store.wait_for_write(as_response(mk("a", "200")), timeout=60))
+    await yield_to_loop()
+    store.apply_event("ADDED", mk("b", "opaque"))  # pending RV waiters fail: fall back
+    await yield_to_loop()
+    assert not task.done()
+    written = mk("a", "200")
+    store.apply_event("ADDED", written)
+    assert await task is written
+
+
+async def test_wait_for_write_resolved_by_relist_in_opaque_mode() -> None:
+    store = synced(rv="o-list")
+    written = mk("a", "o2")
+    task = asyncio.create_task(store.wait_for_write(as_response(written), timeout=60))
+    await yield_to_loop()
+    store.replace([written], "o-list-2")
+    assert await task is written
+
+
+# -- waiting for a deletion ----------------------------------------------------------------------
+async def test_wait_for_deletion() -> None:
+    a = mk("a", "90", uid="u1")
+    store = synced(a, rv="100")
+    task = asyncio.create_task(store.wait_for_deletion(as_response(a), timeout=60))
+    await yield_to_loop()
+    store.apply_event("MODIFIED", mk("a", "101", uid="u1"))
+    await yield_to_loop()
+    assert not task.done()
+    store.apply_event("DELETED", mk("a", "102", uid="u1"))
+    await task
+    assert store._key_waiters == {}
+    await store.wait_for_deletion(as_response(a), timeout=0)  # already gone
+
+
+async def test_wait_for_deletion_recreated_counts_as_gone() -> None:
+    store = synced(mk("a", "90", uid="u2"), rv="100")
+    await store.wait_for_deletion(as_response(mk("a", "80", uid="u1")), timeout=0)
+    with pytest.raises(StaleCacheError):
+        await store.wait_for_deletion(as_response(mk("a", "90", uid="u2")), timeout=0)
+
+
+async def test_wait_for_deletion_resolved_by_relist_tombstone() -> None:
+    a = mk("a", "90")
+    store = synced(a, rv="100")
+    task = asyncio.create_task(store.wait_for_deletion(a, timeout=60))
+    await yield_to_loop()
+    deltas = store.replace([], "200")
+    assert deltas == [Delta("deleted", Tombstone("default/a", a), a)]
+    await task
+
+
+async def test_wait_for_deletion_timeout_and_status() -> None:
+    store = synced(mk("a", "90"), rv="100")
+    with pytest.raises(StaleCacheError) as exc:
+        await store.wait_for_deletion(as_response(mk("a", "90")), timeout=0.001)
+    assert exc.value.cache_rv == "100"
+    assert store._key_waiters == {}
+    status = {"kind": "Status", "status": "Success", "details": {"name": "a", "uid": "x"}}
+    with pytest.raises(ValueError, match="Status"):
+        await store.wait_for_deletion(status)
+
+
+async def test_cancelled_key_waiter_is_removed() -> None:
+    store = synced(mk("a", "90"), rv="100")
+    task = asyncio.create_task(store.wait_for_deletion(mk("a", "90")))
+    await yield_to_loop()
+    assert list(store._key_waiters) == ["default/a"]
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert store._key_waiters == {}
+
+
+# -- value types ---------------------------------------------------------------------------------
+def test_value_types_are_frozen() -> None:
+    a = mk("a", "1")
+    values = (Tombstone("k", a), Delta("added", a, None), Freshness("1", True, 0.0), StoreStats())
+    for value in values:
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(value, dataclasses.fields(value)[0].name, None)
+        assert not hasattr(value, "__dict__")
+
+
+def test_freshness_progress_clock() -> None:
+    store = synced(rv="100")
+    first = store.freshness().seconds_since_progress
+    assert first is not None
+    store.advance("100")  # a bookmark that does not move still shows progress
+    second = store.freshness().seconds_since_progress
+    assert second is not None
+    assert store.freshness().resource_version == "100"
+
+
+def test_repr() -> None:
+    assert repr(synced(mk("a", "1"), rv="5")) == "Store(1 objects, rv='5')"
+    assert "not comparable" in repr(synced(rv="x"))
