@@ -711,3 +711,12 @@ def test_freshness_progress_clock() -> None:
 def test_repr() -> None:
     assert repr(synced(mk("a", "1"), rv="5")) == "Store(1 objects, rv='5')"
     assert "not comparable" in repr(synced(rv="x"))
+
+
+def test_event_older_than_its_cached_copy_is_stale() -> None:
+    """Defence in depth: a list whose items are newer than its ListMeta RV (a buggy server)."""
+    store = synced(mk("a", "150"), rv="100")
+    assert store.apply_event("MODIFIED", mk("a", "120")) is None
+    assert store.stats.stale_dropped == 1
+    assert store.get("a", "default").resource_version == "150"  # type: ignore[union-attr]
+    assert store.apply_event("MODIFIED", mk("a", "151")) is not None
