@@ -158,12 +158,19 @@ class Transport:
     async def _raise_for_status(self, resp: aiohttp.ClientResponse) -> None:
         if 200 <= resp.status < 300:
             return
+        buf = bytearray()
         try:
-            body = await resp.content.read(_ERROR_BODY_LIMIT)
+            async with asyncio.timeout(self.request_timeout):
+                while len(buf) < _ERROR_BODY_LIMIT:
+                    chunk = await resp.content.read(_ERROR_BODY_LIMIT - len(buf))
+                    if not chunk:
+                        break
+                    buf += chunk
         except (aiohttp.ClientError, OSError, TimeoutError):
-            body = b""
+            pass  # classify by what arrived
         finally:
             resp.close()
+        body = bytes(buf)
         raise status_error(resp.status, body, retry_after_header=resp.headers.get("Retry-After"))
 
     async def list_page(
@@ -299,7 +306,11 @@ class WatchStream:
     async def _run(self) -> AsyncGenerator[WatchEvent, None]:
         t = self._transport
         timeout = aiohttp.ClientTimeout(total=None, connect=t.connect_timeout)
-        resp = self._resp = await t._send("GET", self.path, self.query, timeout)
+        try:
+            async with asyncio.timeout(self.idle_timeout):
+                resp = self._resp = await t._send("GET", self.path, self.query, timeout)
+        except TimeoutError as exc:
+            raise WatchIdleTimeout(self.idle_timeout or math.inf) from exc
         await t._raise_for_status(resp)
         limit = t.max_line_bytes
         parts: list[bytes] = []
