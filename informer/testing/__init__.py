@@ -1,1 +1,105 @@
-"""A faithful, fault-injecting Kubernetes list/watch API server on loopback, for tests."""
+"""A faithful, fault-injecting Kubernetes list/watch API server on loopback, for tests.
+
+It judges the client independently: it imports only ``informer.resource`` and
+``informer.resource_version`` from this project. The wire contract is list-watch-semantics.md
+(with the KEP texts beside it); bodies and messages are those of a real kube-apiserver.
+
+Usage::
+
+    async with ApiServer("modern", too_large_wait=0.01) as server:
+        server.create(CONFIGMAPS, {"metadata": {"name": "a", "namespace": "default"}})
+        async with aiohttp.ClientSession() as http:
+            await http.get(server.url + "/api/v1/namespaces/default/configmaps?limit=5")
+
+Public API:
+  - ``ApiServer(personality="modern", *, host, port, compaction_window, history_max_age,
+    too_large_wait, bookmark_interval, bookmark_before_timeout, stale_lag, watch_cache_quirks)``;
+    ``async with`` or ``await start()`` / ``await stop()``; ``url``, ``port``, ``configuration()``,
+    ``api_client()``, ``write_kubeconfig(path)``, ``register(resource)``.
+  - Direct, synchronous writes that notify watchers: ``create``, ``replace``, ``patch`` (JSON merge
+    patch), ``delete`` (returns the object stamped with the deletion RV; ``resource_version`` /
+    ``uid`` preconditions), ``get`` (None when absent), ``list``, ``bulk_load``. Failures raise
+    ``StatusError`` subclasses (``NotFound``, ``AlreadyExists``, ``Conflict``, ``BadRequest``,
+    ``Invalid``) carrying the Status body the HTTP API would send.
+  - History: ``revision``, ``compacted_revision``, ``compact(revision=None)``,
+    ``restore(revision)``, ``format_resource_version(n)`` / ``parse_resource_version(rv)``.
+  - Watches: ``send_bookmarks(resource=None, *, force=False) -> int``, ``watcher_count(resource)``,
+    ``await wait_for_watchers(count, resource=None, timeout=10.0)``.
+  - Recording: ``requests`` (``RecordedRequest``: method, path, query, verb, resource, namespace,
+    name, status, page, fault), ``await wait_for_requests(predicate, count=1, timeout=10.0)``.
+  - Faults: ``server.faults.add(Fault(...)) -> Fault``, ``server.faults.clear()``; see ``Fault``.
+
+Storage is etcd-like: one global revision (a fresh server is at 1, the first write gets 2); every
+write bumps it; objects get uid, creationTimestamp, generation (bumped when anything but metadata
+and status changes). History is compacted by count (``compaction_window``), age
+(``history_max_age``) or ``compact()``; an RV older than ``compacted_revision`` is gone (410),
+but a watch already running never loses events to a compaction. Namespaces need not exist.
+
+LIST, per the resourceVersion x resourceVersionMatch x limit table: RV unset is a consistent read
+at the current revision, paginated; Exact N (or RV=N with a limit and no match) is served from
+history, 410 "The resourceVersion for the provided list is too old." when compacted, 500
+"etcdserver: mvcc: required revision is a future revision" when in the future; NotOlderThan N
+with a limit is served from "etcd" at the newest revision (future: 504 at once, no
+retryAfterSeconds); NotOlderThan N without a limit and RV=0 are served by the "watch cache"
+(future: wait ``too_large_wait``, then 504 Too large resource version with retryAfterSeconds 1
+and Retry-After: 1; without the quirks, 504 at once). Continue tokens are Kubernetes tokens
+(URL-safe base64 without padding of ``{"v":"meta.k8s.io/v1","rv":N,"start":"<key>\\u0000"}``,
+keys relative to the namespace); every page keeps the first page's RV; ``remainingItemCount``
+when no selector is set; an expired token answers 410 with an inconsistent token (rv -1, read at
+the newest revision) in ``metadata.continue``. Invalid combinations answer 400/422 worded like the
+personality's apiserver version.
+
+WATCH: RV unset/"0": synthetic ADDEDs (in key order) then changes; RV=N: changes after N (a
+future N simply waits); compacted N: 200, one ERROR event (410 Expired "The resourceVersion for
+the provided watch is too old.") and a clean end. ``timeoutSeconds`` ends the stream cleanly.
+With ``allowWatchBookmarks``, BOOKMARKs (``{"kind","apiVersion","metadata":{"resourceVersion",
+"creationTimestamp":null}}`` at the RV the watch has caught up to) every ``bookmark_interval`` and
+``bookmark_before_timeout`` before the end. Label-selector transitions arrive as DELETED/ADDED.
+``sendInitialEvents=true&resourceVersionMatch=NotOlderThan``: initial ADDEDs, then a BOOKMARK
+annotated ``k8s.io/initial-events-end: "true"`` at the state's RV (sent even without
+``allowWatchBookmarks``), then changes.
+
+Personalities:
+  - ``modern``: all of the above, current validation (sendInitialEvents forbidden on lists, ...).
+  - ``legacy`` (pre-1.19): ignores resourceVersionMatch and sendInitialEvents entirely.
+  - ``no-watch-list`` (v1.21 as observed): resourceVersionMatch on lists; a watch carrying it is
+    422 "resourceVersionMatch is forbidden for watch"; sendInitialEvents ignored (no end bookmark).
+  - ``stale-replica``: RV="0"/Any lists, NotOlderThan lists without limit, GETs with an RV and
+    watches with an RV are served from a view ``stale_lag`` revisions behind; an RV newer than that
+    view waits ``too_large_wait`` then answers 504 Too large (HTTP, also for watches); consistent
+    reads (RV unset) and Exact reads are fresh.
+  - ``opaque-rv``: RVs are ``"x"`` + lowercase hex of the revision (not decimal, not ordered as
+    strings); they are accepted back in requests.
+  - ``restored``: as modern; ``restore(revision)`` rolls state and counter back (any personality
+    may call it, this one documents the intent).
+  ``watch_cache_quirks`` (default on for modern and no-watch-list): RV=0 ignores ``limit``;
+  cache-served lists (RV=0, NotOlderThan without limit) come in hash order, not sorted; bookmarks
+  only once the watch saw an event of its resource newer than its start RV.
+"""
+
+from informer.testing._status import (
+    AlreadyExists,
+    BadRequest,
+    Conflict,
+    Invalid,
+    NotFound,
+    StatusError,
+)
+from informer.testing.faults import Fault, FaultSet, RecordedRequest
+from informer.testing.server import BUILTINS, PERSONALITIES, ApiServer, Personality
+
+__all__ = [
+    "BUILTINS",
+    "PERSONALITIES",
+    "AlreadyExists",
+    "ApiServer",
+    "BadRequest",
+    "Conflict",
+    "Fault",
+    "FaultSet",
+    "Invalid",
+    "NotFound",
+    "Personality",
+    "RecordedRequest",
+    "StatusError",
+]
