@@ -1,0 +1,105 @@
+"""Shared test helpers: reflector options with millisecond waits, informers on a test server."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from informer.backoff import BackoffPolicy
+from informer.informer import Informer
+from informer.reflector import ReflectorOptions
+from informer.resource import CONFIGMAPS, Resource
+from informer.testing import ApiServer
+from informer.transport import Transport
+
+FAST = ReflectorOptions(
+    page_size=2,
+    list_strategy="list",
+    watch_timeout=(30, 30),
+    idle_timeout=10.0,
+    backoff=BackoffPolicy(initial=0.001, maximum=0.02, reset_after=120.0),
+    stream_idle_limit=0.3,
+    too_large_retries=2,
+    stale_list_retries=2,
+)
+
+
+@pytest.fixture
+def fast() -> ReflectorOptions:
+    return FAST
+
+
+def cm(name: str, namespace: str = "default", **labels: str) -> dict[str, Any]:
+    """A ConfigMap body."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "data": {"k": name},
+    }
+
+
+@asynccontextmanager
+async def running_informer(
+    server: ApiServer,
+    resource: Resource = CONFIGMAPS,
+    *,
+    sync: bool = True,
+    **kwargs: Any,
+) -> AsyncIterator[Informer]:
+    """An informer on ``server`` (options default to FAST), started, optionally synced."""
+    options = kwargs.pop("options", FAST)
+    overrides = {k: kwargs.pop(k) for k in list(kwargs) if hasattr(options, k)}
+    if overrides:
+        options = replace(options, **overrides)
+    api = server.api_client()
+    try:
+        inf = Informer(Transport(api), resource, options=options, **kwargs)
+        async with inf:
+            if sync:
+                await inf.wait_for_sync(timeout=10)
+            yield inf
+    finally:
+        await api.close()
+
+
+class Recorder:
+    """Collects handler calls; ``await rec.wait(pred)`` until one matches."""
+
+    def __init__(self) -> None:
+        import asyncio
+
+        self.calls: list[tuple[str, Any, Any]] = []
+        self._changed = asyncio.Condition()
+
+    def attach(self, inf: Informer) -> None:
+        async def on_add(obj: Any, initial: bool) -> None:
+            await self._add(("add", obj, initial))
+
+        async def on_update(old: Any, new: Any) -> None:
+            await self._add(("update", old, new))
+
+        async def on_delete(obj: Any) -> None:
+            await self._add(("delete", obj, None))
+
+        inf.add_handler(on_add, on_update, on_delete, name="recorder")
+
+    async def _add(self, call: tuple[str, Any, Any]) -> None:
+        async with self._changed:
+            self.calls.append(call)
+            self._changed.notify_all()
+
+    async def wait(
+        self, pred: Callable[[list[tuple[str, Any, Any]]], bool], timeout: float = 10
+    ) -> None:
+        import asyncio
+
+        async with asyncio.timeout(timeout), self._changed:
+            await self._changed.wait_for(lambda: pred(self.calls))
+
+    def of(self, kind: str) -> list[tuple[str, Any, Any]]:
+        return [c for c in self.calls if c[0] == kind]
