@@ -24,7 +24,8 @@ Public API:
   - History: ``revision``, ``compacted_revision``, ``compact(revision=None)``,
     ``restore(revision)``, ``format_resource_version(n)`` / ``parse_resource_version(rv)``.
   - Watches: ``send_bookmarks(resource=None, *, force=False) -> int``, ``watcher_count(resource)``,
-    ``await wait_for_watchers(count, resource=None, timeout=10.0)``.
+    ``await wait_for_watchers(count, resource=None, timeout=10.0)``,
+    ``await wait_for_watchers_closed(resource=None, timeout=10.0)``.
   - Recording: ``requests`` (``RecordedRequest``: method, path, query, verb, resource, namespace,
     name, status, page, fault), ``await wait_for_requests(predicate, count=1, timeout=10.0)``.
   - Faults: ``server.faults.add(Fault(...)) -> Fault``, ``server.faults.clear()``; see ``Fault``.

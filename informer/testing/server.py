@@ -50,6 +50,7 @@ _TRUE = {"1", "t", "T", "TRUE", "true", "True"}
 _FALSE = {"0", "f", "F", "FALSE", "false", "False"}
 _PRETTY_AGENTS = ("curl", "Wget", "Mozilla")
 _CONTINUE_VERSION = "meta.k8s.io/v1"
+_B64URL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 _INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 _MALFORMED_LINE = b'{"type":"MODIFIED","object":{"kind": this is not json\n'
 _MERGE_PATCH_TYPES = ("application/merge-patch+json", "application/strategic-merge-patch+json")
@@ -702,6 +703,17 @@ class ApiServer:
             f"{self.watcher_count(resource)} watches open, wanted {count}"
         ))
 
+    async def wait_for_watchers_closed(
+        self, resource: Resource | str | None = None, timeout: float = 10.0
+    ) -> None:
+        """Until no watch stream (of ``resource`` if given) is open any more."""
+        async def check() -> bool:
+            return self.watcher_count(resource) == 0
+
+        await self._wait_until(check, timeout, lambda: (
+            f"{self.watcher_count(resource)} watches still open"
+        ))
+
     async def wait_for_requests(
         self,
         predicate: Callable[[RecordedRequest], bool],
@@ -1065,10 +1077,14 @@ class ApiServer:
         def invalid(why: str) -> StatusError:
             return st.bad_request(f"invalid continue token: continue key is not valid: {why}")
 
+        body = token.rstrip("=")
+        for index, char in enumerate(body):
+            if char not in _B64URL:
+                raise invalid(f"illegal base64 data at input byte {index}")
         try:
-            raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+            raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
         except (binascii.Error, ValueError):
-            raise invalid("illegal base64 data at input byte 0") from None
+            raise invalid(f"illegal base64 data at input byte {len(body) - 1}") from None
         try:
             data = _decode(raw)
         except msgspec.DecodeError as error:
