@@ -67,6 +67,15 @@ async def running_informer(
         await api.close()
 
 
+async def wait_until(cond: Callable[[], bool], timeout: float = 10) -> None:
+    """Until ``cond()`` holds, checked on every loop iteration (for counters with no event)."""
+    import asyncio
+
+    async with asyncio.timeout(timeout):
+        while not cond():  # noqa: ASYNC110 - no event to await for a counter
+            await asyncio.sleep(0)
+
+
 class Recorder:
     """Collects handler calls; ``await rec.wait(pred)`` until one matches."""
 
