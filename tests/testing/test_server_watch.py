@@ -281,8 +281,8 @@ async def test_watch_list_send_initial_false_starts_at_now(
         (
             {"resourceVersionMatch": "NotOlderThan"},
             [
-                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless "
-                "sendInitialEvents is provided"
+                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch "
+                "unless sendInitialEvents is provided"
             ],
         ),
         (
@@ -290,7 +290,8 @@ async def test_watch_list_send_initial_false_starts_at_now(
             [
                 "resourceVersionMatch: Forbidden: sendInitialEvents requires setting "
                 "resourceVersionMatch to NotOlderThan",
-                'resourceVersionMatch: Unsupported value: "Exact": supported values: "NotOlderThan"',
+                'resourceVersionMatch: Unsupported value: "Exact": '
+                'supported values: "NotOlderThan"',
             ],
         ),
     ],
