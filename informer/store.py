@@ -415,10 +415,13 @@ class Store:
         ``obj`` is the response of a create, update or patch (a JSON mapping, a ``KubeObject``, or a
         kubernetes_asyncio model with ``.metadata``). With comparable RVs, waits until the cache RV
         reaches the object's RV, then returns the cached copy of that key (at that RV or newer), or
-        None if by then the object is gone (deleted, or recreated with another uid).
+        None if the cache does not hold it by then: deleted, recreated with another uid, or not
+        matched by this cache's namespace or selectors.
 
         With opaque RVs, waits until the cache holds exactly that version of the key and returns it;
-        if the object changed again before the watch delivered the write, this times out.
+        if the object changed again before the watch delivered the write, this times out. (If the
+        store turns opaque during a comparable wait, the wait switches to this rule and the timeout
+        starts again.)
 
         Raises ``StaleCacheError`` on timeout, ``InvalidResourceVersion`` for a malformed RV.
         """
@@ -692,7 +695,8 @@ class Store:
         """A BOOKMARK: every change up to ``resource_version`` has been delivered.
 
         Moves the cache RV forward only (an older or equal bookmark changes nothing but the progress
-        time). An opaque RV switches the store to equality semantics and becomes the cache RV.
+        time). An opaque RV switches the store to equality semantics and becomes the cache RV. An
+        empty RV is ignored (logged as ``store.empty_bookmark``).
         """
         self._bookmarks += 1
         rv = resource_version

@@ -720,3 +720,18 @@ def test_event_older_than_its_cached_copy_is_stale() -> None:
     assert store.stats.stale_dropped == 1
     assert store.get("a", "default").resource_version == "150"  # type: ignore[union-attr]
     assert store.apply_event("MODIFIED", mk("a", "151")) is not None
+
+
+def test_the_store_never_decodes_objects_fully() -> None:
+    objs = [mk(f"o{i}", str(10 + i), f"ns{i % 3}", labels={"app": f"a{i % 2}"}) for i in range(9)]
+    store = Store()
+    store.add_index("app", lambda o: [o.labels.get("app", "")])
+    store.replace(objs, "100", is_initial=True)
+    events = [mk("o1", "101", "ns1", labels={"app": "b"}), mk("new", "102", "ns9")]
+    for e in events:
+        store.apply_event("MODIFIED", e)
+    store.apply_event("DELETED", mk("o2", "103", "ns2"))
+    store.replace([*store.list(), mk("late", "104", None)], "105")
+    store.list("ns1")
+    store.by_index("app", "a0")
+    assert all(o._decoded is None for o in [*objs, *events, *store.list()])
