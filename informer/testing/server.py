@@ -1151,6 +1151,8 @@ class ApiServer:
         token = remaining = None
         if 0 < limit <= len(items) and index < hi:
             token = self._encode_token(revision, last[len(prefix):] + "\x00")
+            if len(self._token_pages) >= 10_000:  # only for Fault(page=...); keep it bounded
+                self._token_pages.clear()
             self._token_pages[token] = page + 1
             if selector.empty:
                 remaining = hi - index
