@@ -158,6 +158,8 @@ class Reflector:
         self._consecutive_too_large = 0
         self._quick_ends = 0
         self._older_in_a_row = 0
+        self._probe_before_watch = False
+        self._stream_timeout = 0
         self._warned_not_comparable = False
         self.log = structlog.get_logger("informer.reflector").bind(
             resource=resource.group_resource,
@@ -391,6 +393,7 @@ class Reflector:
 
     async def _stream_sync(self) -> WatchStream:
         last = self.store.resource_version
+        self._stream_timeout = self._watch_timeout()
         stream = self.transport.watch(
             self.resource,
             namespace=self.namespace,
@@ -400,7 +403,7 @@ class Reflector:
             resource_version_match="NotOlderThan",
             send_initial_events=True,
             allow_watch_bookmarks=True,
-            timeout_seconds=self._watch_timeout(),
+            timeout_seconds=self._stream_timeout,
             idle_timeout=self.options.idle_timeout,
         )
         initial: dict[str, KubeObject] = {}
@@ -451,7 +454,27 @@ class Reflector:
         low, high = self.options.watch_timeout
         return random.randint(low, high)
 
+    async def _probe_server_rv(self) -> None:
+        """After a watch broke off early: has the server's RV gone behind ours (etcd restore)?
+
+        A watch from an RV the server has not reached waits silently, so a restored server would
+        otherwise hide its new writes below our RV. One consistent ``limit=1`` list tells.
+        """
+        self._probe_before_watch = False
+        last = self.store.resource_version
+        if not is_comparable(last):
+            return
+        page = await self.transport.list_page(self.resource, namespace=self.namespace, limit=1)
+        if self._is_older(page.resource_version, last):
+            self.log.warning(
+                "reflector.server_behind_cache", server_rv=page.resource_version, cache_rv=last
+            )
+            raise _ServerWentBackwards()
+
     async def _watch(self, stream: WatchStream | None) -> None:
+        if stream is None and self._probe_before_watch:
+            await self._probe_server_rv()
+        timeout_seconds = self._stream_timeout if stream is not None else self._watch_timeout()
         if stream is None:
             stream = self.transport.watch(
                 self.resource,
@@ -460,18 +483,25 @@ class Reflector:
                 field_selector=self.field_selector,
                 resource_version=self.store.resource_version or None,
                 allow_watch_bookmarks=True,
-                timeout_seconds=self._watch_timeout(),
+                timeout_seconds=timeout_seconds,
                 idle_timeout=self.options.idle_timeout,
             )
         self._counters.watches += 1
         started = time.monotonic()
         seen = 0
-        async with stream:
-            async for event in stream:
-                seen += 1
-                self._consecutive_too_large = 0
-                self._handle(event)
-        if seen == 0 and time.monotonic() - started < self.options.quick_watch_end:
+        try:
+            async with stream:
+                async for event in stream:
+                    seen += 1
+                    self._consecutive_too_large = 0
+                    self._handle(event)
+        except (TransportError, WatchStreamError):
+            self._probe_before_watch = True
+            raise
+        elapsed = time.monotonic() - started
+        if elapsed < 0.9 * timeout_seconds:
+            self._probe_before_watch = True  # the server ended it early: restarted, restored?
+        if seen == 0 and elapsed < self.options.quick_watch_end:
             self._quick_ends += 1
             if self._quick_ends > 1:
                 delay = await self._backoff.sleep()

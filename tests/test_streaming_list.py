@@ -55,13 +55,13 @@ async def test_no_watch_list_server_422_falls_back_to_paginated_list() -> None:
     async with ApiServer("no-watch-list", too_large_wait=0.01) as server:
         for i in range(3):
             server.create(CONFIGMAPS, cm(f"c{i}"))
+        server.faults.add(Fault(verb="watch", nth=2, status=410))  # forces a relist
         async with running_informer(server, list_strategy="auto") as inf:
             rec = Recorder()
             rec.attach(inf)
             await rec.wait(lambda calls: len(calls) == 3)
             assert inf.statistics().streaming_supported is False
             # a relist does not try streaming again: remembered per reflector
-            server.faults.add(Fault(verb="watch", status=410))
             await server.wait_for_requests(lambda r: r.verb == "list" and r.page == 1, count=2)
             await server.wait_for_requests(lambda r: r.verb == "watch" and r.status == 200)
         first = server.requests[0]
