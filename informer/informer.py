@@ -63,9 +63,15 @@ def _merge(first: Delta, then: Delta) -> list[Delta]:
 class Handler:
     """One registered handler: its pending changes and the task that delivers them."""
 
-    def __init__(self, deliver: Callable[[Delta], Awaitable[None] | None], name: str) -> None:
+    def __init__(
+        self,
+        deliver: Callable[[Delta], Awaitable[None] | None],
+        name: str,
+        log: Any = None,
+    ) -> None:
         self._deliver = deliver
         self.name = name
+        self._log = (log or _log).bind(handler=name)
         self._pending: OrderedDict[str, list[Delta]] = OrderedDict()
         self._wakeup = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -128,7 +134,7 @@ class Handler:
                     raise
                 except Exception:
                     self._errors += 1
-                    _log.exception("informer.handler_failed", handler=self.name, type=delta.type)
+                    self._log.exception("informer.handler_failed", type=delta.type)
                 self._delivered += 1
 
 
@@ -259,7 +265,7 @@ class Informer:
         return self._register(deliver, name or f"handler-{len(self._handlers)}")
 
     def _register(self, deliver: Callable[[Delta], Awaitable[None] | None], name: str) -> Handler:
-        handler = Handler(deliver, name)
+        handler = Handler(deliver, name, self.reflector.log)
         if self.has_synced:
             for obj in self.store.list():
                 handler.push(Delta("added", obj, None, True))
