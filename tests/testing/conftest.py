@@ -6,7 +6,8 @@ from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
-from server_helpers import Client
+
+from .server_helpers import Client
 
 
 @pytest.fixture

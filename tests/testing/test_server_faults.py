@@ -7,10 +7,11 @@ from typing import Any
 
 import aiohttp
 import pytest
-from server_helpers import CM_PATH, READ_GUARD, Client, cm, names
 
 from informer.resource import CONFIGMAPS
 from informer.testing import ApiServer, Fault
+
+from .server_helpers import CM_PATH, READ_GUARD, Client, cm, names
 
 pytestmark = pytest.mark.asyncio
 

@@ -7,10 +7,11 @@ import json
 from typing import Any
 
 import pytest
-from server_helpers import CM_PATH, Client, cm, names
 
 from informer.resource import CONFIGMAPS
 from informer.testing import ApiServer
+
+from .server_helpers import CM_PATH, Client, cm, names
 
 pytestmark = pytest.mark.asyncio
 

@@ -6,11 +6,12 @@ import asyncio
 from typing import Any
 
 import pytest
-from server_helpers import CM_PATH, Client, cm, names
 
 from informer.resource import CONFIGMAPS
 from informer.resource_version import is_comparable
 from informer.testing import ApiServer
+
+from .server_helpers import CM_PATH, Client, cm, names
 
 pytestmark = pytest.mark.asyncio
 

@@ -9,10 +9,11 @@ from typing import Any
 
 import aiohttp
 import pytest
-from server_helpers import cm
 
 from informer.resource import CONFIGMAPS
 from informer.testing import ApiServer
+
+from .server_helpers import cm
 
 pytestmark = pytest.mark.asyncio
 

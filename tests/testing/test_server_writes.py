@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from server_helpers import CM_PATH, Client, cm
 
 from informer.resource import CONFIGMAPS, LEASES, NAMESPACES, Resource
 from informer.testing import AlreadyExists, ApiServer, Conflict, NotFound
+
+from .server_helpers import CM_PATH, Client, cm
 
 pytestmark = pytest.mark.asyncio
 
