@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any, Self
@@ -107,11 +107,8 @@ class Handler:
         task, self._task = self._task, None
         if task is not None:
             task.cancel()
-            try:
-                await task
-            except asyncio.CancelledError:
-                if (current := asyncio.current_task()) and current.cancelling():
-                    raise
+            # never raises the handler's CancelledError: only a new cancellation of the caller
+            await asyncio.wait([task])
 
     async def wait_idle(self) -> None:
         """Until every pending change was delivered."""
@@ -195,11 +192,7 @@ class Informer:
         task, self._task = self._task, None
         if task is not None:
             task.cancel()
-            try:
-                await task
-            except asyncio.CancelledError:
-                if (current := asyncio.current_task()) and current.cancelling():
-                    raise
+            await asyncio.wait([task])
 
     async def run(self) -> None:
         """List, watch and deliver to handlers until cancelled."""
@@ -228,12 +221,14 @@ class Informer:
         await self.store.wait_for_resource_version(rv, timeout)
 
     async def wait_for_write(
-        self, obj: Mapping[str, Any], timeout: float | None = None
+        self, obj: Mapping[str, Any] | Any, timeout: float | None = None
     ) -> KubeObject | None:
         """Read-your-writes: until the cache holds what a create/update/patch returned."""
         return await self.store.wait_for_write(obj, timeout)
 
-    async def wait_for_deletion(self, obj: Mapping[str, Any], timeout: float | None = None) -> None:
+    async def wait_for_deletion(
+        self, obj: Mapping[str, Any] | Any, timeout: float | None = None
+    ) -> None:
         """Until the deleted object (same uid) is gone from the cache."""
         await self.store.wait_for_deletion(obj, timeout)
 
@@ -279,7 +274,7 @@ class Informer:
             self._handlers.remove(handler)
             await handler.stop()
 
-    async def events(self) -> AsyncIterator[Delta]:
+    async def events(self) -> AsyncGenerator[Delta, None]:
         """Every change as a ``Delta`` (coalesced when the consumer falls behind)."""
         queue: asyncio.Queue[Delta] = asyncio.Queue(maxsize=1)
         handler = self._register(queue.put, f"events-{len(self._handlers)}")

@@ -13,7 +13,7 @@ from informer.backoff import BackoffPolicy
 from informer.informer import Informer
 from informer.reflector import ReflectorOptions
 from informer.resource import CONFIGMAPS, Resource
-from informer.testing import ApiServer
+from informer.testing import ApiServer, RecordedRequest
 from informer.transport import Transport
 
 FAST = ReflectorOptions(
@@ -31,6 +31,23 @@ FAST = ReflectorOptions(
 @pytest.fixture
 def fast() -> ReflectorOptions:
     return FAST
+
+
+def is_probe(r: RecordedRequest) -> bool:
+    """The reflector's ``limit=1`` consistent list that checks the server's RV after a broken watch."""
+    return r.verb == "list" and r.query == {"limit": "1"}
+
+
+def verbs(server: ApiServer) -> list[str]:
+    """The list/watch requests in order, probes named ``probe``."""
+    return [
+        "probe" if is_probe(r) else r.verb for r in server.requests if r.verb in ("list", "watch")
+    ]
+
+
+def relists(server: ApiServer) -> list[RecordedRequest]:
+    """First pages of real lists (not probes)."""
+    return [r for r in server.requests if r.verb == "list" and r.page == 1 and not is_probe(r)]
 
 
 def cm(name: str, namespace: str = "default", **labels: str) -> dict[str, Any]:
