@@ -225,7 +225,8 @@ class ApiServer:
         for resource in BUILTINS:
             self.register(resource, _list_items_typed=False)
         self._watchers: set[_Watch] = set()
-        self._changed = asyncio.Event()
+        self._changed = asyncio.Event()  # data, bookmarks, restore, stop: wakes watch streams
+        self._activity = asyncio.Event()  # requests and watch streams come and go
         self._epoch = 0
         self._stopping = False
         self._stop_event: asyncio.Event | None = None
@@ -258,6 +259,7 @@ class ApiServer:
         if self._stop_event is not None:
             self._stop_event.set()
         self._notify()
+        self._notify_activity()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -410,6 +412,10 @@ class ApiServer:
     def _notify(self) -> None:
         self._changed.set()
         self._changed = asyncio.Event()
+
+    def _notify_activity(self) -> None:
+        self._activity.set()
+        self._activity = asyncio.Event()
 
     def _after_write(self) -> None:
         self._auto_compact()
@@ -738,7 +744,7 @@ class ApiServer:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while not await check():
-            changed = self._changed
+            changed = self._activity
             remaining = deadline - loop.time()
             if remaining <= 0:
                 raise TimeoutError(describe())
@@ -838,7 +844,7 @@ class ApiServer:
         self.requests.append(record)
         fault = self.faults.select(record)
         record.fault = fault
-        self._notify()
+        self._notify_activity()
         try:
             if fault is not None and fault.latency:
                 await self._sleep(fault.latency)
@@ -854,7 +860,7 @@ class ApiServer:
             response = self._error(request, error)
         if not record.status:
             record.status = response.status
-            self._notify()
+            self._notify_activity()
         return response
 
     def _fault_response(self, request: web.Request, record: RecordedRequest,
@@ -1319,7 +1325,7 @@ class ApiServer:
         writer = _Writer(self, request, response,
                          fault if fault is not None and fault.affects_stream else None)
         self._watchers.add(watch)
-        self._notify()
+        self._notify_activity()
         try:
             await writer.begin()
             if expired:
@@ -1340,7 +1346,7 @@ class ApiServer:
             return response
         finally:
             self._watchers.discard(watch)
-            self._notify()
+            self._notify_activity()
         return response
 
     async def _not_older_than_watch(self, rv: str, wanted: int, lagged: bool) -> None:
