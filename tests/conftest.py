@@ -34,7 +34,7 @@ def fast() -> ReflectorOptions:
 
 
 def is_probe(r: RecordedRequest) -> bool:
-    """The reflector's ``limit=1`` consistent list that checks the server's RV after a broken watch."""
+    """The reflector's ``limit=1`` consistent list checking the server's RV after a broken watch."""
     return r.verb == "list" and r.query == {"limit": "1"}
 
 

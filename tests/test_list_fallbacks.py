@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import cm, running_informer
+from conftest import cm, relists, running_informer
 
 from informer.pager import ResourceVersionMismatch
 from informer.resource import CONFIGMAPS
@@ -11,7 +11,7 @@ from informer.testing import ApiServer, Fault
 
 
 def _first_pages(server: ApiServer) -> list[dict[str, str]]:
-    return [r.query for r in server.requests if r.verb == "list" and r.page == 1]
+    return [r.query for r in relists(server)]
 
 
 async def test_expired_continue_restarts_at_first_page_rv_then_consistent() -> None:
@@ -58,14 +58,14 @@ async def test_legacy_server_not_older_than_with_limit_410_falls_back_to_consist
             last = server.create(CONFIGMAPS, cm("b"))
             for i in range(5):  # push the informer's RV out of the legacy server's history
                 server.create(CONFIGMAPS, cm(f"x{i}"))
-            await server.wait_for_requests(lambda r: r.verb == "list" and r.page == 1, count=3)
+            await server.wait_for_requests(lambda r: r in relists(server), count=3)
             await inf.wait_for_resource_version(server.format_resource_version(server.revision))
             assert len(inf.store) == 7
         firsts = _first_pages(server)
         # relist asked NotOlderThan + limit; the legacy server applied Exact and said 410
         assert firsts[1]["resourceVersion"] == last["metadata"]["resourceVersion"]
         assert firsts[1]["resourceVersionMatch"] == "NotOlderThan"
-        relist_answer = [r for r in server.requests if r.verb == "list" and r.page == 1][1]
+        relist_answer = relists(server)[1]
         assert relist_answer.status == 410
         assert firsts[2] == {"limit": "2"}  # KEP-2523: retry with RV unset
 

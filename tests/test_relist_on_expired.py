@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import Recorder, cm, running_informer
+from conftest import Recorder, cm, relists, running_informer
 
 from informer.resource import CONFIGMAPS
 from informer.store import Tombstone
@@ -32,7 +32,7 @@ async def test_watch_410_relists_not_older_than_last_rv_with_tombstones() -> Non
             stats = inf.statistics()
             assert stats.expired == 1 and stats.relists == 1
         watches = [r for r in server.requests if r.verb == "watch"]
-        lists = [r for r in server.requests if r.verb == "list" and r.page == 1]
+        lists = relists(server)
         assert len(lists) == 2
         relist = lists[1]
         assert relist.query["resourceVersionMatch"] == "NotOlderThan"

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from conftest import cm, running_informer, wait_until
+from conftest import cm, running_informer, verbs, wait_until
 
 from informer.resource import CONFIGMAPS
 from informer.testing import ApiServer, Fault
-
-
-def _verbs(server: ApiServer) -> list[str]:
-    return [r.verb for r in server.requests if r.verb in ("list", "watch")]
 
 
 async def test_429_waits_and_rewatches_without_relist() -> None:
@@ -29,7 +25,7 @@ async def test_429_waits_and_rewatches_without_relist() -> None:
             await server.wait_for_watchers(1)
             made = server.create(CONFIGMAPS, cm("b"))
             await inf.wait_for_resource_version(made["metadata"]["resourceVersion"], timeout=10)
-        assert _verbs(server) == ["list", "watch", "watch", "watch"]
+        assert verbs(server) == ["list", "watch", "watch", "watch"]
         assert [r.status for r in server.requests if r.verb == "watch"] == [429, 429, 200]
         rvs = {r.query["resourceVersion"] for r in server.requests if r.verb == "watch"}
         assert len(rvs) == 1  # all from the list's RV
@@ -43,7 +39,7 @@ async def test_clean_end_rewatches_from_last_rv_without_list() -> None:
             made = [server.create(CONFIGMAPS, cm(f"c{i}")) for i in range(4)]
             await inf.wait_for_resource_version(made[-1]["metadata"]["resourceVersion"], timeout=10)
         watches = [r for r in server.requests if r.verb == "watch"]
-        assert _verbs(server)[:3] == ["list", "watch", "watch"]
+        assert verbs(server)[:4] == ["list", "watch", "probe", "watch"]
         assert watches[1].query["resourceVersion"] == made[1]["metadata"]["resourceVersion"]
 
 
@@ -53,7 +49,7 @@ async def test_server_timeout_ends_watch_and_rewatch_follows() -> None:
         async with running_informer(server, watch_timeout=(1, 1)) as inf:
             await server.wait_for_requests(lambda r: r.verb == "watch", count=2)
             assert inf.statistics().watches >= 2
-        assert _verbs(server).count("list") == 1
+        assert verbs(server).count("list") == 1
 
 
 async def test_silent_stream_is_detected_and_rewatched() -> None:
@@ -65,7 +61,7 @@ async def test_silent_stream_is_detected_and_rewatched() -> None:
             await server.wait_for_requests(lambda r: r.verb == "watch", count=2)
             await inf.wait_for_resource_version(made["metadata"]["resourceVersion"], timeout=10)
             assert inf.statistics().errors >= 1
-        assert _verbs(server).count("list") == 1
+        assert verbs(server).count("list") == 1
 
 
 async def test_5xx_on_watch_backs_off_and_relists() -> None:
@@ -75,7 +71,7 @@ async def test_5xx_on_watch_backs_off_and_relists() -> None:
         async with running_informer(server) as inf:
             await server.wait_for_requests(lambda r: r.verb == "watch" and r.status == 200)
             assert inf.statistics().errors == 1
-        assert _verbs(server)[:4] == ["list", "watch", "list", "watch"]
+        assert verbs(server)[:4] == ["list", "watch", "list", "watch"]
 
 
 async def test_error_event_other_than_410_relists() -> None:
@@ -109,7 +105,7 @@ async def test_connection_refused_backs_off_and_recovers() -> None:
                 server2.create(CONFIGMAPS, cm("a"))
                 made = server2.create(CONFIGMAPS, cm("b"))
                 await inf.wait_for_resource_version(made["metadata"]["resourceVersion"], 10)
-                assert [r.verb for r in server2.requests] == ["watch"]  # resumed, no relist
+                assert verbs(server2) == ["probe", "watch"]  # resumed, no relist
             finally:
                 await server2.stop()
     finally:
@@ -122,4 +118,4 @@ async def test_quick_empty_watch_ends_back_off() -> None:
         async with running_informer(server) as inf:
             await server.wait_for_requests(lambda r: r.verb == "watch", count=6)
             assert inf.reflector._backoff.attempt >= 1
-        assert _verbs(server).count("list") == 1
+        assert verbs(server).count("list") == 1
