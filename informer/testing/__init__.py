@@ -18,8 +18,8 @@ Public API:
     ``api_client()``, ``write_kubeconfig(path)``, ``register(resource)``.
   - Direct, synchronous writes that notify watchers: ``create``, ``replace``, ``patch`` (JSON merge
     patch), ``delete`` (returns the object stamped with the deletion RV; ``resource_version`` /
-    ``uid`` preconditions), ``get`` (None when absent), ``list``, ``bulk_load``. Failures raise
-    ``StatusError`` subclasses (``NotFound``, ``AlreadyExists``, ``Conflict``, ``BadRequest``,
+    ``uid`` preconditions), ``get`` (None when absent), ``list_objects``, ``bulk_load``. Failures
+    raise ``StatusError`` subclasses (``NotFound``, ``AlreadyExists``, ``Conflict``, ``BadRequest``,
     ``Invalid``) carrying the Status body the HTTP API would send.
   - History: ``revision``, ``compacted_revision``, ``compact(revision=None)``,
     ``restore(revision)``, ``format_resource_version(n)`` / ``parse_resource_version(rv)``.
