@@ -1,0 +1,28 @@
+"""An ``ApiClient`` for the cluster this process should talk to, via ``kubernetes_asyncio``.
+
+In a pod (``KUBERNETES_SERVICE_HOST`` set, no kubeconfig asked for): the in-cluster service
+account. Otherwise a kubeconfig (``$KUBECONFIG`` or ``~/.kube/config``, or the file given), with
+its exec plugins and token refresh. Nothing here parses kubeconfig itself.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from kubernetes_asyncio import config
+from kubernetes_asyncio.client import ApiClient, Configuration
+
+__all__ = ["connect"]
+
+
+async def connect(kubeconfig: str | None = None, context: str | None = None) -> Any:
+    """A ready ``kubernetes_asyncio.client.ApiClient`` (close it when done)."""
+    cfg = Configuration()
+    if kubeconfig is None and context is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+        config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
+    else:
+        await config.load_kube_config(
+            config_file=kubeconfig, context=context, client_configuration=cfg
+        )
+    return ApiClient(cfg)
