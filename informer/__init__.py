@@ -1,7 +1,14 @@
-"""informer: asyncio Kubernetes informers with comparable resource versions (KEP-5504)."""
+"""informer: asyncio Kubernetes informers with comparable resource versions (KEP-5504).
 
+Data flows one way: ``transport`` (raw LIST/WATCH) -> ``reflector`` (the list/watch state machine)
+-> ``store`` (the cache, indexes, freshness) -> ``informer`` (handlers, shared factory).
+"""
+
+from informer.backoff import BackoffPolicy
+from informer.connect import connect
 from informer.errors import (
     ApiError,
+    MalformedResponse,
     MalformedWatchLine,
     ResourceExpired,
     StaleCacheError,
@@ -12,13 +19,18 @@ from informer.errors import (
     WatchLineTooLong,
     WatchStreamError,
 )
+from informer.informer import Handler, HandlerStats, Informer, SharedInformerFactory
 from informer.objects import KubeObject
+from informer.pager import ResourceVersionMismatch
+from informer.reflector import Reflector, ReflectorOptions, ReflectorStats
 from informer.resource import CONFIGMAPS, LEASES, NAMESPACES, PODS, SECRETS, Resource
 from informer.resource_version import (
     InvalidResourceVersion,
     compare_resource_versions,
     is_comparable,
 )
+from informer.store import CacheNotComparable, Delta, Freshness, Store, Tombstone
+from informer.transport import ListPage, Transport, WatchEvent
 
 __all__ = [
     "CONFIGMAPS",
@@ -27,18 +39,37 @@ __all__ = [
     "PODS",
     "SECRETS",
     "ApiError",
+    "BackoffPolicy",
+    "CacheNotComparable",
+    "Delta",
+    "Freshness",
+    "Handler",
+    "HandlerStats",
+    "Informer",
     "InvalidResourceVersion",
     "KubeObject",
+    "ListPage",
+    "MalformedResponse",
     "MalformedWatchLine",
+    "Reflector",
+    "ReflectorOptions",
+    "ReflectorStats",
     "Resource",
     "ResourceExpired",
+    "ResourceVersionMismatch",
+    "SharedInformerFactory",
     "StaleCacheError",
+    "Store",
+    "Tombstone",
     "TooLargeResourceVersion",
     "TooManyRequests",
+    "Transport",
     "TransportError",
+    "WatchEvent",
     "WatchIdleTimeout",
     "WatchLineTooLong",
     "WatchStreamError",
     "compare_resource_versions",
+    "connect",
     "is_comparable",
 ]
