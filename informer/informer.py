@@ -45,6 +45,13 @@ class HandlerStats:
     pending: int
 
 
+async def _cancel(task: asyncio.Task[None] | None) -> None:
+    """Cancel ``task`` and wait for it; raises only if the caller itself is cancelled again."""
+    if task is not None:
+        task.cancel()
+        await asyncio.wait([task])
+
+
 def _merge(first: Delta, then: Delta) -> list[Delta]:
     """What a handler must still see when ``first`` is pending and ``then`` arrives."""
     if first.type == "added":
@@ -105,10 +112,7 @@ class Handler:
 
     async def stop(self) -> None:
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            # never raises the handler's CancelledError: only a new cancellation of the caller
-            await asyncio.wait([task])
+        await _cancel(task)
 
     async def wait_idle(self) -> None:
         """Until every pending change was delivered."""
@@ -190,9 +194,7 @@ class Informer:
     async def stop(self) -> None:
         """Cancel the reflector and the handler tasks, and wait for them to end."""
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            await asyncio.wait([task])
+        await _cancel(task)
 
     async def run(self) -> None:
         """List, watch and deliver to handlers until cancelled."""

@@ -399,7 +399,7 @@ class Reflector:
             namespace=self.namespace,
             label_selector=self.label_selector,
             field_selector=self.field_selector,
-            resource_version=last or None,
+            resource_version=last or ("0" if self.options.initial_list == "any" else None),
             resource_version_match="NotOlderThan",
             send_initial_events=True,
             allow_watch_bookmarks=True,
