@@ -75,8 +75,10 @@ class Handler:
         deliver: Callable[[Delta], Awaitable[None] | None],
         name: str,
         log: Any = None,
+        on_stop: Callable[[], None] | None = None,
     ) -> None:
         self._deliver = deliver
+        self._on_stop = on_stop
         self.name = name
         self._log = (log or _log).bind(handler=name)
         self._pending: OrderedDict[str, list[Delta]] = OrderedDict()
@@ -113,6 +115,8 @@ class Handler:
     async def stop(self) -> None:
         task, self._task = self._task, None
         await _cancel(task)
+        if task is not None and self._on_stop is not None:
+            self._on_stop()
 
     async def wait_idle(self) -> None:
         """Until every pending change was delivered."""
@@ -132,7 +136,10 @@ class Handler:
                     if inspect.isawaitable(result):
                         await result
                 except asyncio.CancelledError:
-                    raise
+                    if (task := asyncio.current_task()) is not None and task.cancelling():
+                        raise
+                    self._errors += 1  # raised by the handler's own code: not a stop
+                    self._log.error("informer.handler_cancelled", type=delta.type)
                 except Exception:
                     self._errors += 1
                     self._log.exception("informer.handler_failed", type=delta.type)
@@ -261,8 +268,13 @@ class Informer:
 
         return self._register(deliver, name or f"handler-{len(self._handlers)}")
 
-    def _register(self, deliver: Callable[[Delta], Awaitable[None] | None], name: str) -> Handler:
-        handler = Handler(deliver, name, self.reflector.log)
+    def _register(
+        self,
+        deliver: Callable[[Delta], Awaitable[None] | None],
+        name: str,
+        on_stop: Callable[[], None] | None = None,
+    ) -> Handler:
+        handler = Handler(deliver, name, self.reflector.log, on_stop)
         if self.has_synced:
             for obj in self.store.list():
                 handler.push(Delta("added", obj, None, True))
@@ -277,12 +289,24 @@ class Informer:
             await handler.stop()
 
     async def events(self) -> AsyncGenerator[Delta, None]:
-        """Every change as a ``Delta`` (coalesced when the consumer falls behind)."""
-        queue: asyncio.Queue[Delta] = asyncio.Queue(maxsize=1)
-        handler = self._register(queue.put, f"events-{len(self._handlers)}")
+        """Every change as a ``Delta`` (coalesced when the consumer falls behind); ends when the
+        informer stops."""
+        queue: asyncio.Queue[Delta | None] = asyncio.Queue()
+
+        async def deliver(delta: Delta) -> None:
+            queue.put_nowait(delta)
+            await queue.join()  # until the consumer took it: later changes coalesce meanwhile
+
+        handler = self._register(
+            deliver, f"events-{len(self._handlers)}", lambda: queue.put_nowait(None)
+        )
         try:
             while True:
-                yield await queue.get()
+                delta = await queue.get()
+                queue.task_done()
+                if delta is None:
+                    return
+                yield delta
         finally:
             await self.remove_handler(handler)
 

@@ -62,6 +62,7 @@ class ReflectorOptions:
     stale_list_retries: int = 3
     too_large_retries: int = 3
     stream_idle_limit: float = 10.0
+    stream_initial_limit: float = 120.0
     quick_watch_end: float = 1.0
     backwards_after: int = 10
     transform: Transform | None = None
@@ -158,6 +159,7 @@ class Reflector:
         self._consecutive_too_large = 0
         self._quick_ends = 0
         self._older_in_a_row = 0
+        self._expired_in_a_row = 0
         self._probe_before_watch = False
         self._stream_timeout = 0
         self._warned_not_comparable = False
@@ -229,8 +231,13 @@ class Reflector:
                 raise
             except ResourceExpired as exc:
                 self._counters.expired += 1
-                self.log.info("reflector.watch_expired", message=exc.message)
+                self._expired_in_a_row += 1
+                self.log.info(
+                    "reflector.watch_expired", message=exc.message, times=self._expired_in_a_row
+                )
                 phase = _Phase.LIST
+                if self._expired_in_a_row > 1:  # 410 again with no progress since: back off
+                    await self._backoff.sleep()
             except TooManyRequests as exc:
                 delay = await self._backoff.sleep(exc.retry_after)
                 self.log.info("reflector.throttled", phase=phase.value, delay=round(delay, 3))
@@ -409,15 +416,19 @@ class Reflector:
         initial: dict[str, KubeObject] = {}
         events = stream.__aiter__()
         ok = False
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.options.stream_initial_limit
         try:
             while True:
+                wait = min(self.options.stream_idle_limit, deadline - loop.time())
                 try:
-                    async with asyncio.timeout(self.options.stream_idle_limit):
+                    async with asyncio.timeout(max(wait, 0.0)):
                         event = await events.__anext__()
                 except TimeoutError as exc:
                     raise _StreamUnsupported(
-                        f"no initial-events-end bookmark within {self.options.stream_idle_limit:g}s"
-                        " of silence"
+                        "no initial-events-end bookmark within "
+                        f"{self.options.stream_idle_limit:g}s of silence or "
+                        f"{self.options.stream_initial_limit:g}s in all"
                     ) from exc
                 except StopAsyncIteration as exc:
                     raise WatchStreamError("streaming list ended before its end bookmark") from exc
@@ -441,10 +452,10 @@ class Reflector:
                 if not self._kind_ok(event.object):
                     continue
                 obj = event.object
-                if event.type == "DELETED":
-                    initial.pop(obj.key, None)
-                else:
-                    initial[obj.key] = obj
+                if event.type != "ADDED" or obj.key in initial:
+                    # initial events are one ADDED per object: this server ignores the request
+                    raise _StreamUnsupported(f"a {event.type} of {obj.key} before the end bookmark")
+                initial[obj.key] = obj
         finally:
             if not ok:
                 await stream.aclose()
@@ -510,6 +521,7 @@ class Reflector:
             self._quick_ends = 0
 
     def _handle(self, event: WatchEvent) -> None:
+        self._expired_in_a_row = 0
         obj = event.object
         rv = obj.resource_version
         older = self._is_older(rv, self.store.resource_version)

@@ -460,7 +460,16 @@ class Store:
         def gone(o: KubeObject | None) -> bool:
             return o is None or bool(uid and o.uid != uid)
 
-        await self._wait_key(_key_of(name, namespace), gone, timeout, rv)
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        if self._comparable and rv:
+            # first the object's own version: a cache that never saw it must not report it gone
+            try:
+                await self.wait_for_resource_version(rv, timeout)
+            except CacheNotComparable:
+                pass
+        remaining = None if deadline is None else max(0.0, deadline - loop.time())
+        await self._wait_key(_key_of(name, namespace), gone, remaining, rv)
 
     # -- waiter plumbing ---------------------------------------------------------------------------
     def _rv_future(self, key: tuple[int, str]) -> asyncio.Future[None]:
