@@ -34,6 +34,7 @@ from informer.errors import (
     TooLargeResourceVersion,
     TooManyRequests,
     TransportError,
+    WatchIdleTimeout,
     WatchStreamError,
 )
 from informer.objects import KubeObject
@@ -414,48 +415,45 @@ class Reflector:
             idle_timeout=self.options.idle_timeout,
         )
         initial: dict[str, KubeObject] = {}
-        events = stream.__aiter__()
         ok = False
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.options.stream_initial_limit
+        # silence is detected per network chunk by the stream itself, the total by one deadline
+        normal_idle = stream.idle_timeout
+        idle = self.options.stream_idle_limit
+        stream.idle_timeout = idle if normal_idle is None else min(idle, normal_idle)
         try:
-            while True:
-                wait = min(self.options.stream_idle_limit, deadline - loop.time())
-                try:
-                    async with asyncio.timeout(max(wait, 0.0)):
-                        event = await events.__anext__()
-                except TimeoutError as exc:
-                    raise _StreamUnsupported(
-                        "no initial-events-end bookmark within "
-                        f"{self.options.stream_idle_limit:g}s of silence or "
-                        f"{self.options.stream_initial_limit:g}s in all"
-                    ) from exc
-                except StopAsyncIteration as exc:
-                    raise WatchStreamError("streaming list ended before its end bookmark") from exc
-                except ApiError as exc:
-                    if exc.code in (400, 403, 404, 422):
-                        raise _StreamUnsupported(f"{exc.code} {exc.reason}: {exc.message}") from exc
-                    raise
-                if event.type == "BOOKMARK":
-                    if not event.initial_events_end:
-                        raise _StreamUnsupported("a bookmark without the initial-events-end mark")
-                    rv = event.object.resource_version
-                    if self._is_older(rv, last):
-                        self._counters.stale_lists += 1
-                        raise _StaleStream(f"streamed state at {rv} is older than {last}")
-                    self._counters.lists += 1
-                    self._counters.stream_lists += 1
-                    self._streaming = True
-                    self._apply_list(list(initial.values()), rv, bool(last) or self.has_synced)
-                    ok = True
-                    return stream
-                if not self._kind_ok(event.object):
-                    continue
-                obj = event.object
-                if event.type != "ADDED" or obj.key in initial:
-                    # initial events are one ADDED per object: this server ignores the request
-                    raise _StreamUnsupported(f"a {event.type} of {obj.key} before the end bookmark")
-                initial[obj.key] = obj
+            async with asyncio.timeout(self.options.stream_initial_limit):
+                async for event in stream:
+                    if event.type == "BOOKMARK":
+                        if not event.initial_events_end:
+                            raise _StreamUnsupported("a bookmark without the initial-events mark")
+                        rv = event.object.resource_version
+                        if self._is_older(rv, last):
+                            self._counters.stale_lists += 1
+                            raise _StaleStream(f"streamed state at {rv} is older than {last}")
+                        self._counters.lists += 1
+                        self._counters.stream_lists += 1
+                        self._streaming = True
+                        self._apply_list(list(initial.values()), rv, bool(last) or self.has_synced)
+                        stream.idle_timeout = normal_idle
+                        ok = True
+                        return stream
+                    obj = event.object
+                    if not self._kind_ok(obj):
+                        continue
+                    if event.type != "ADDED" or obj.key in initial:
+                        # initial events are one ADDED per object: the server ignores the request
+                        raise _StreamUnsupported(f"{event.type} {obj.key} before the end bookmark")
+                    initial[obj.key] = obj
+            raise WatchStreamError("streaming list ended before its end bookmark")
+        except (TimeoutError, WatchIdleTimeout) as exc:
+            raise _StreamUnsupported(
+                f"no initial-events-end bookmark within {idle:g}s of silence or "
+                f"{self.options.stream_initial_limit:g}s in all"
+            ) from exc
+        except ApiError as exc:
+            if exc.code in (400, 403, 404, 422):
+                raise _StreamUnsupported(f"{exc.code} {exc.reason}: {exc.message}") from exc
+            raise
         finally:
             if not ok:
                 await stream.aclose()
