@@ -30,6 +30,7 @@ import structlog
 from informer.backoff import Backoff, BackoffPolicy
 from informer.errors import (
     ApiError,
+    MalformedResponse,
     ResourceExpired,
     TooLargeResourceVersion,
     TooManyRequests,
@@ -258,7 +259,7 @@ class Reflector:
                 )
                 self._force_consistent = True
                 phase = _Phase.LIST
-            except (TransportError, WatchStreamError) as exc:
+            except (TransportError, WatchStreamError, MalformedResponse) as exc:
                 self._counters.errors += 1
                 delay = await self._backoff.sleep()
                 self.log.info(
