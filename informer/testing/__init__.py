@@ -31,10 +31,11 @@ Public API:
   - Faults: ``server.faults.add(Fault(...)) -> Fault``, ``server.faults.clear()``; see ``Fault``.
 
 Storage is etcd-like: one global revision (a fresh server is at 1, the first write gets 2); every
-write bumps it; objects get uid, creationTimestamp, generation (bumped when anything but metadata
-and status changes). History is compacted by count (``compaction_window``), age
-(``history_max_age``) or ``compact()``; an RV older than ``compacted_revision`` is gone (410),
-but a watch already running never loses events to a compaction. Namespaces need not exist.
+write bumps it, except a no-op update or patch (same RV, no event); objects get uid,
+creationTimestamp, generation (bumped when anything but metadata and status changes). History is
+compacted by count (``compaction_window``), age (``history_max_age``) or ``compact()``; an RV older
+than ``compacted_revision`` is gone (410), but a watch already running never loses events to a
+compaction. Namespaces need not exist.
 
 LIST, per the resourceVersion x resourceVersionMatch x limit table: RV unset is a consistent read
 at the current revision, paginated; Exact N (or RV=N with a limit and no match) is served from
@@ -50,15 +51,18 @@ when no selector is set; an expired token answers 410 with an inconsistent token
 the newest revision) in ``metadata.continue``. Invalid combinations answer 400/422 worded like the
 personality's apiserver version.
 
-WATCH: RV unset/"0": synthetic ADDEDs (in key order) then changes; RV=N: changes after N (a
-future N simply waits); compacted N: 200, one ERROR event (410 Expired "The resourceVersion for
-the provided watch is too old.") and a clean end. ``timeoutSeconds`` ends the stream cleanly.
-With ``allowWatchBookmarks``, BOOKMARKs (``{"kind","apiVersion","metadata":{"resourceVersion",
-"creationTimestamp":null}}`` at the RV the watch has caught up to) every ``bookmark_interval`` and
-``bookmark_before_timeout`` before the end. Label-selector transitions arrive as DELETED/ADDED.
-``sendInitialEvents=true&resourceVersionMatch=NotOlderThan``: initial ADDEDs, then a BOOKMARK
-annotated ``k8s.io/initial-events-end: "true"`` at the state's RV (sent even without
-``allowWatchBookmarks``), then changes.
+WATCH: RV unset/"0": synthetic ADDEDs (in key order) then changes; RV=N: changes after N (a future
+N simply waits, on every personality); compacted N: 200, one ERROR event (410 Expired, "too old
+resource version: N (M)" from the watch cache with the quirks, else etcd's "The resourceVersion for
+the provided watch is too old.") and a clean end. ``timeoutSeconds`` ends the stream cleanly. With
+``allowWatchBookmarks``, BOOKMARKs (``{"kind","apiVersion",
+"metadata":{"resourceVersion","creationTimestamp":null}}`` at the RV the watch has caught up to)
+every ``bookmark_interval`` and ``bookmark_before_timeout`` before the end (none after that one,
+none at all when ``timeoutSeconds`` is shorter than that margin). Label-selector transitions arrive
+as DELETED/ADDED. ``sendInitialEvents=true&resourceVersionMatch=NotOlderThan``: initial ADDEDs,
+then a BOOKMARK annotated ``k8s.io/initial-events-end: "true"`` at the state's RV (only with
+``allowWatchBookmarks=true``, as the real cacher), then changes; an RV the view does not reach
+within ``too_large_wait`` gives a 200 stream with one ERROR event (504 Too large).
 
 Personalities:
   - ``modern``: all of the above, current validation (sendInitialEvents forbidden on lists, ...).
@@ -67,8 +71,8 @@ Personalities:
     422 "resourceVersionMatch is forbidden for watch"; sendInitialEvents ignored (no end bookmark).
   - ``stale-replica``: RV="0"/Any lists, NotOlderThan lists without limit, GETs with an RV and
     watches with an RV are served from a view ``stale_lag`` revisions behind; an RV newer than that
-    view waits ``too_large_wait`` then answers 504 Too large (HTTP, also for watches); consistent
-    reads (RV unset) and Exact reads are fresh.
+    view waits ``too_large_wait`` then answers 504 Too large; a watch from such an RV is
+    established and waits for the view; consistent reads (RV unset) and Exact reads are fresh.
   - ``opaque-rv``: RVs are ``"x"`` + lowercase hex of the revision (not decimal, not ordered as
     strings); they are accepted back in requests.
   - ``restored``: as modern; ``restore(revision)`` rolls state and counter back (any personality

@@ -9,6 +9,7 @@ import asyncio
 import base64
 import binascii
 import contextlib
+import gc
 import math
 import posixpath
 import uuid
@@ -533,6 +534,11 @@ class ApiServer:
         if wanted:
             self._check_rv_precondition(resource, name, wanted, current)
         data = self._build(kind, obj, name, namespace, current)
+        data["metadata"]["resourceVersion"] = current.data["metadata"]["resourceVersion"]
+        if data == current.data:
+            # a no-op write is not written to etcd (GuaranteedUpdate short-circuits): same RV,
+            # no new revision, no watch event
+            return dict(_decode(current.typed))
         change = self.store.commit(resource, key, data)
         self._after_write()
         assert change.obj is not None
@@ -627,19 +633,26 @@ class ApiServer:
                 if k.startswith(prefix)]
 
     def bulk_load(self, resource: Resource, objs: Iterable[Json]) -> None:
-        """Create many objects fast (one revision each); watchers get them as ADDED events."""
-        kind = self._kind(resource)
+        """Create many objects fast (one revision each); watchers get them as ADDED events.
+
+        Millions of new dicts would make the cyclic GC run over and over (most of the time in a
+        large process), so the collector is paused during the load and its previous state
+        restored afterwards. The server takes ownership of the objects passed in (nothing is
+        deep-copied, the stored form shares their nested values): do not mutate them afterwards.
+        """
+        self._kind(resource)
         live = self.store.objects[resource]
         now = _now()
-        typed = (resource.kind, resource.api_version)
+        kind_name, api_version = resource.kind, resource.api_version
         seen: set[str] = set()
+        server_owned = ("uid", "resourceVersion", "generation", "creationTimestamp")
 
         def build() -> Iterable[tuple[str, Json]]:
             for obj in objs:
                 given = obj.get("metadata") or {}
                 name = given.get("name")
                 if not name:
-                    raise st.invalid_object(resource, resource.kind, "", [
+                    raise st.invalid_object(resource, kind_name, "", [
                         st.required("metadata.name", "name or generateName is required")
                     ])
                 namespace = self._namespace_of(resource, given.get("namespace"))
@@ -655,17 +668,21 @@ class ApiServer:
                 meta["generation"] = 1
                 meta["creationTimestamp"] = now
                 for k, v in given.items():
-                    if k not in meta and k not in ("uid", "resourceVersion", "generation",
-                                                   "creationTimestamp"):
-                        meta[k] = _decode(_encode(v)) if isinstance(v, dict | list) else v
-                data: Json = {"kind": typed[0], "apiVersion": typed[1], "metadata": meta}
+                    if k not in meta and k not in server_owned:
+                        meta[k] = v
+                data: Json = {"kind": kind_name, "apiVersion": api_version, "metadata": meta}
                 for k, v in obj.items():
                     if k not in ("kind", "apiVersion", "metadata"):
-                        data[k] = _decode(_encode(v)) if isinstance(v, dict | list) else v
+                        data[k] = v
                 yield key, data
 
-        del kind
-        self.store.bulk_add(resource, build())
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            self.store.bulk_add(resource, build())
+        finally:
+            if collecting:
+                gc.enable()
         self._after_write()
 
     # -- watchers -----------------------------------------------------------------------------
@@ -1296,11 +1313,14 @@ class ApiServer:
         store = self.store
         lagged = rv != ""  # consistent reads (RV unset) are always fresh
         wanted = self.parse_resource_version(rv) if rv not in ("", "0") else 0
-        initial = end_bookmark = expired = False
+        initial = end_bookmark = False
+        error: Json | None = None  # sent as the only event of a 200 stream, like a real watch
         if sie:
-            initial = end_bookmark = True
-            if wanted:
-                await self._not_older_than_watch(rv, wanted, lagged)
+            # the end bookmark only with allowWatchBookmarks (cacher: isListWatchRequest)
+            initial, end_bookmark = True, allow_bookmarks
+            if wanted and not await self._reached(wanted, lagged):
+                # waitUntilFreshLocked fails inside the watch: an ERROR event, not an HTTP 504
+                error = st.too_large(rv, self._format_rv(self._visible(lagged)), 1).status
             start = self._visible(lagged)
         elif sie is False and rv == "":
             start = store.revision
@@ -1310,9 +1330,9 @@ class ApiServer:
         else:
             start = wanted
             if wanted < store.compacted:
-                expired = True
-            elif lagged and self.stale_lag and self._visible(True) < wanted:
-                await self._not_older_than_watch(rv, wanted, lagged)
+                error = self._watch_expired(wanted).status
+            # an N beyond the (possibly lagging) view: the watch is established and simply waits
+            # for changes after N (a real watch never answers "Too large resource version")
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout if timeout > 0 else math.inf
         response = web.StreamResponse(status=200)
@@ -1328,8 +1348,7 @@ class ApiServer:
         self._notify_activity()
         try:
             await writer.begin()
-            if expired:
-                error = st.expired(st.WATCH_TOO_OLD).status
+            if error is not None:
                 await writer.write(_encode({"type": "ERROR", "object": error}) + b"\n")
                 return response
             if initial:
@@ -1349,11 +1368,19 @@ class ApiServer:
             self._notify_activity()
         return response
 
-    async def _not_older_than_watch(self, rv: str, wanted: int, lagged: bool) -> None:
-        if self._visible(lagged) >= wanted:
-            return
-        if not await self._await_revision(wanted, lagged):
-            raise st.too_large(rv, self._format_rv(self._visible(lagged)), 1)
+    async def _reached(self, wanted: int, lagged: bool) -> bool:
+        """Whether the (possibly lagging) view reaches ``wanted`` within ``too_large_wait``."""
+        return self._visible(lagged) >= wanted or await self._await_revision(wanted, lagged)
+
+    def _watch_expired(self, wanted: int) -> StatusError:
+        """410 for a watch from a compacted RV: the watch cache's wording when it serves the
+        watch (the quirks), else etcd's (list-watch-semantics.md, observed on v1.21)."""
+        if self.watch_cache_quirks:
+            return st.expired(
+                f"too old resource version: {self._format_rv(wanted)} "
+                f"({self._format_rv(self.store.compacted)})"
+            )
+        return st.expired(st.WATCH_TOO_OLD)
 
     def _initial_keys(self, watch: _Watch, state: dict[str, StoredObject]) -> list[str]:
         keys = self.store.sorted_keys(watch.resource, state)
@@ -1390,10 +1417,15 @@ class ApiServer:
         loop = asyncio.get_running_loop()
         now = loop.time()
         interval = self.bookmark_interval
+        # cacheWatcher.nextBookmarkTime: the next bookmark is due at min(now + interval,
+        # deadline - bookmark_before_timeout); once that moment has passed, none is scheduled
+        # again (so none at all when timeoutSeconds is shorter than bookmark_before_timeout)
         next_bookmark = now + interval if watch.allow_bookmarks else math.inf
         pre_timeout = deadline - self.bookmark_before_timeout
-        if not watch.allow_bookmarks or pre_timeout <= now:
+        if not watch.allow_bookmarks:
             pre_timeout = math.inf
+        elif pre_timeout <= now:
+            next_bookmark = pre_timeout = math.inf
         while True:
             if self._stopping or watch.epoch != self._epoch:
                 return
@@ -1412,7 +1444,7 @@ class ApiServer:
                 if now >= next_bookmark:
                     next_bookmark = now + interval
                 if now >= pre_timeout:
-                    pre_timeout = math.inf
+                    next_bookmark = pre_timeout = math.inf
                 eligible = (not self.watch_cache_quirks or watch.saw_newer or watch.force_bookmark)
                 if watch.bookmark_now or eligible:
                     watch.bookmark_now = False

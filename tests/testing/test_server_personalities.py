@@ -149,10 +149,24 @@ async def test_stale_replica_newer_rv_is_504_too_large(
         f"Timeout: Too large resource version: {server.revision}, current: {server.revision - 3}"
     )
     assert reply.headers["Retry-After"] == "1"
-    watch = await client.get(server, CM_PATH, watch="true", resourceVersion=server.revision)
-    assert watch.status == 504
     ok = await client.get(server, CM_PATH, resourceVersion=server.revision - 3)
     assert ok.status == 200
+
+
+async def test_stale_replica_watch_from_a_newer_rv_waits_for_the_replica(
+    api_server_factory: Any, client: Client
+) -> None:
+    # a real watch never answers 504: the cacher establishes it and waits for changes after N
+    server = await seeded(api_server_factory, "stale-replica", stale_lag=3)
+    fresh = server.revision
+    async with client.watch(server, CM_PATH, resourceVersion=fresh) as watch:
+        assert watch.status == 200
+        await server.wait_for_watchers(1)
+        for i in range(4):  # the lagging view passes `fresh` after three more writes
+            server.create(CONFIGMAPS, cm(f"new-{i}"))
+        event = (await watch.take(1))[0]
+    assert (event["type"], event["object"]["metadata"]["name"]) == ("ADDED", "new-0")
+    assert event["object"]["metadata"]["resourceVersion"] == str(fresh + 1)
 
 
 async def test_stale_replica_watch_events_arrive_late(

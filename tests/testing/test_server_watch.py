@@ -74,7 +74,7 @@ async def test_future_rv_waits_for_the_revision(api_server_factory: Any, client:
 async def test_compacted_rv_is_200_then_one_error_event(
     api_server_factory: Any, client: Client
 ) -> None:
-    server = await seeded(api_server_factory)
+    server = await seeded(api_server_factory, watch_cache_quirks=False)  # etcd serves it
     old = server.revision - 2
     server.compact()
     async with client.watch(server, CM_PATH, resourceVersion=old) as watch:
@@ -86,6 +86,22 @@ async def test_compacted_rv_is_200_then_one_error_event(
             b'"reason":"Expired","code":410}}\n'
         )
         assert await watch.next() is None
+
+
+async def test_compacted_rv_from_the_watch_cache_uses_its_wording(
+    api_server_factory: Any, client: Client
+) -> None:
+    # list-watch-semantics.md: watch cache on -> `too old resource version: 98 (103)`
+    server = await seeded(api_server_factory)
+    old = server.revision - 2
+    server.compact()
+    async with client.watch(server, CM_PATH, resourceVersion=old) as watch:
+        assert watch.status == 200
+        assert await watch.rest() == [{"type": "ERROR", "object": {
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": f"too old resource version: {old} ({server.revision})",
+            "reason": "Expired", "code": 410,
+        }}]
 
 
 async def test_compaction_by_count_and_age(api_server_factory: Any, client: Client) -> None:
@@ -201,6 +217,40 @@ async def test_pre_timeout_bookmark(api_server_factory: Any, client: Client) -> 
     assert [e["type"] for e in events] == ["BOOKMARK"]
 
 
+async def test_no_bookmark_after_the_pre_timeout_one(
+    api_server_factory: Any, client: Client
+) -> None:
+    # cacheWatcher.nextBookmarkTime: min(now + interval, deadline - 2s), never again afterwards
+    server = await seeded(
+        api_server_factory,
+        watch_cache_quirks=False,
+        bookmark_interval=0.3,
+        bookmark_before_timeout=0.9,
+    )
+    async with client.watch(
+        server, CM_PATH, resourceVersion=server.revision, allowWatchBookmarks="true",
+        timeoutSeconds=1,
+    ) as watch:
+        events = await watch.rest()
+    assert [e["type"] for e in events] == ["BOOKMARK"]
+
+
+async def test_no_bookmarks_when_the_timeout_is_shorter_than_the_pre_timeout_margin(
+    api_server_factory: Any, client: Client
+) -> None:
+    server = await seeded(
+        api_server_factory,
+        watch_cache_quirks=False,
+        bookmark_interval=0.01,
+        bookmark_before_timeout=2.0,
+    )
+    async with client.watch(
+        server, CM_PATH, resourceVersion=server.revision, allowWatchBookmarks="true",
+        timeoutSeconds=1,
+    ) as watch:
+        assert await watch.rest() == []
+
+
 async def test_label_selector_transitions(api_server_factory: Any, client: Client) -> None:
     server = await seeded(api_server_factory, count=1)
     async with client.watch(
@@ -255,6 +305,54 @@ async def test_watch_list_initial_events_then_end_bookmark(
         }
         server.create(CONFIGMAPS, cm("after"))
         assert summary(await watch.take(1)) == [("ADDED", "after")]
+
+
+async def test_watch_list_without_allow_bookmarks_has_no_end_bookmark(
+    api_server_factory: Any, client: Client
+) -> None:
+    # cacher.isListWatchRequest needs allowWatchBookmarks: the initial events come, no end marker
+    server = await seeded(api_server_factory, watch_cache_quirks=False)
+    async with client.watch(
+        server, CM_PATH, sendInitialEvents="true", resourceVersionMatch="NotOlderThan",
+        timeoutSeconds=1,
+    ) as watch:
+        events = await watch.rest()
+    assert summary(events) == [("ADDED", "cm-0"), ("ADDED", "cm-1"), ("ADDED", "cm-2")]
+
+
+async def test_watch_list_future_rv_is_an_error_event_not_http_504(
+    api_server_factory: Any, client: Client
+) -> None:
+    # waitUntilFreshLocked fails inside cacher.Watch: newErrWatcher, a 200 stream with one ERROR
+    server = await seeded(api_server_factory)
+    async with client.watch(
+        server, CM_PATH, sendInitialEvents="true", resourceVersionMatch="NotOlderThan",
+        resourceVersion="999999", allowWatchBookmarks="true",
+    ) as watch:
+        assert watch.status == 200
+        raw = await watch.line()
+        assert raw == (
+            b'{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":'
+            b'"Failure","message":"Timeout: Too large resource version: 999999, current: '
+            + str(server.revision).encode()
+            + b'","reason":"Timeout","details":{"causes":[{"reason":"ResourceVersionTooLarge",'
+            b'"message":"Too large resource version"}],"retryAfterSeconds":1},"code":504}}\n'
+        )
+        assert await watch.next() is None
+
+
+async def test_watch_list_from_an_rv_the_server_reaches(
+    api_server_factory: Any, client: Client
+) -> None:
+    server = await seeded(api_server_factory)
+    async with client.watch(
+        server, CM_PATH, sendInitialEvents="true", resourceVersionMatch="NotOlderThan",
+        resourceVersion=server.revision - 1, allowWatchBookmarks="true",
+    ) as watch:
+        events = await watch.take(4)
+    assert [e["type"] for e in events] == ["ADDED"] * 3 + ["BOOKMARK"]
+    assert events[3]["object"]["metadata"]["annotations"] == INITIAL_END
+    assert events[3]["object"]["metadata"]["resourceVersion"] == str(server.revision)
 
 
 async def test_watch_list_send_initial_false_starts_at_now(

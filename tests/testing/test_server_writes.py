@@ -146,3 +146,45 @@ async def test_compact_on_demand(api_server: ApiServer, client: Client) -> None:
     assert ok.status == 200
     gone = await client.get(api_server, CM_PATH, resourceVersion=api_server.revision - 2, limit=1)
     assert gone.status == 410
+
+
+async def test_no_op_writes_make_no_revision_and_no_event(
+    api_server: ApiServer, client: Client
+) -> None:
+    # GuaranteedUpdate does not write an unchanged object: same RV, no watch event
+    made = api_server.create(CONFIGMAPS, cm("same"))
+    rv = made["metadata"]["resourceVersion"]
+    path = CM_PATH + "/same"
+    async with client.watch(api_server, CM_PATH, resourceVersion=rv) as watch:
+        await api_server.wait_for_watchers(1)
+        patched = api_server.patch(CONFIGMAPS, "same", {"data": {"k": "same"}}, "default")
+        assert patched["metadata"]["resourceVersion"] == rv
+        put = await client.request(api_server, "PUT", path, body=made)
+        assert put.status == 200 and put.body["metadata"]["resourceVersion"] == rv
+        merge = await client.request(api_server, "PATCH", path, body={"data": {"k": "same"}},
+                                     content_type="application/merge-patch+json")
+        assert merge.status == 200 and merge.body == put.body
+        assert api_server.revision == int(rv)
+        changed = api_server.patch(CONFIGMAPS, "same", {"data": {"k": "new"}}, "default")
+        event = (await watch.take(1))[0]
+    assert event["type"] == "MODIFIED"
+    assert event["object"]["metadata"]["resourceVersion"] == changed["metadata"]["resourceVersion"]
+    assert int(changed["metadata"]["resourceVersion"]) == int(rv) + 1
+
+
+async def test_bulk_load_restores_the_collector_state(api_server: ApiServer) -> None:
+    import gc
+
+    objs = [cm(f"b{i}") for i in range(3)]
+    assert gc.isenabled()
+    api_server.bulk_load(CONFIGMAPS, objs)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        api_server.bulk_load(CONFIGMAPS, [cm("off")])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    assert [o["metadata"]["name"] for o in api_server.list_objects(CONFIGMAPS, "default")] == [
+        "b0", "b1", "b2", "off"
+    ]
