@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from conftest import cm, running_informer
+from conftest import cm, relists, running_informer, verbs
 
 from informer.resource import CONFIGMAPS, SECRETS
 from informer.resource_version import compare_resource_versions
@@ -76,15 +76,38 @@ async def test_stale_replica_any_list_then_catches_up_without_going_back() -> No
 async def test_watch_on_lagging_replica_waits_for_it_then_resumes() -> None:
     async with ApiServer("stale-replica", too_large_wait=0.01, stale_lag=2) as server:
         server.create(CONFIGMAPS, cm("a"))
-        async with running_informer(server, sync=False) as inf:
-            await inf.wait_for_sync(timeout=10)  # consistent: fresh
-            # the watch from the fresh RV is "too large" for the lagging cache
-            await server.wait_for_requests(lambda r: r.verb == "watch" and r.status == 504)
-            for i in range(3):
-                server.create(CONFIGMAPS, cm(f"x{i}"))
-            made = server.create(CONFIGMAPS, cm("last"))
-            await server.wait_for_requests(lambda r: r.verb == "watch" and r.status == 200)
-            assert inf.statistics().too_large >= 1
-            for _ in range(3):
-                server.create(CONFIGMAPS, cm(f"y{_}"))
+        async with running_informer(server) as inf:  # consistent: fresh
+            # the watch from the fresh RV waits until the lagging cache gets past it
+            await server.wait_for_watchers(1)
+            made = server.create(CONFIGMAPS, cm("b"))
+            for i in range(2):  # writes elsewhere move the lagging view past "b"
+                server.create(SECRETS, {"metadata": {"name": f"s{i}", "namespace": "default"}})
             await inf.wait_for_write(made, timeout=10)
+            assert verbs(server) == ["list", "watch"]
+
+
+async def test_watch_504_too_large_retries_then_relists_consistently() -> None:
+    async with ApiServer(too_large_wait=0.01) as server:
+        server.create(CONFIGMAPS, cm("a"))
+        too_large = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": "Timeout: Too large resource version: 9, current: 2",
+            "reason": "Timeout",
+            "details": {
+                "causes": [
+                    {"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}
+                ],
+                "retryAfterSeconds": 0,
+            },
+            "code": 504,
+        }
+        server.faults.add(Fault(verb="watch", times=3, status=504, status_body=too_large))
+        async with running_informer(server) as inf:
+            await server.wait_for_requests(lambda r: r.verb == "watch" and r.status == 200)
+            assert inf.statistics().too_large == 3
+        # too_large_retries (2) re-watches, then a consistent relist
+        assert verbs(server) == ["list", "watch", "watch", "watch", "list", "watch"]
+        assert relists(server)[-1].query == {"limit": "2"}
