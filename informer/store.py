@@ -197,6 +197,23 @@ def _index_values(fn: IndexFunc, obj: KubeObject) -> Iterable[str]:
     return values
 
 
+def _status_details(obj: Any) -> tuple[str, str] | None:
+    """(name, uid) from the ``details`` of a DELETE's ``Status`` (JSON or model), else None."""
+    if isinstance(obj, Mapping):
+        if obj.get("kind") != "Status":
+            return None
+        details = obj.get("details")
+        if not isinstance(details, Mapping):
+            raise ValueError("a Status without details names no object")
+        return str(details.get("name") or ""), str(details.get("uid") or "")
+    if type(obj).__name__ == "V1Status":
+        details = getattr(obj, "details", None)
+        if details is None:
+            raise ValueError("a Status without details names no object")
+        return str(getattr(details, "name", None) or ""), str(getattr(details, "uid", None) or "")
+    return None
+
+
 def _meta_of(obj: Mapping[str, Any]) -> tuple[str, str, str, str]:
     """(name, namespace, uid, resourceVersion) of a KubeObject, a JSON mapping or a client model."""
     if isinstance(obj, KubeObject):
@@ -445,15 +462,24 @@ class Store:
 
         return same(await self._wait_key(key, holds, timeout, rv))
 
-    async def wait_for_deletion(self, obj: Mapping[str, Any], timeout: float | None = None) -> None:
+    async def wait_for_deletion(
+        self, obj: Mapping[str, Any], timeout: float | None = None, *, namespace: str | None = None
+    ) -> None:
         """Wait until the cache no longer holds this object (same key and, if known, same uid).
 
-        ``obj`` is the deleted object (e.g. as read before deleting it, or the response of the
-        DELETE when it returns the object; a ``Status`` response has no namespace and is refused
-        with ``ValueError``). Works with comparable and opaque RVs. Raises ``StaleCacheError`` on
-        timeout.
+        ``obj`` is the deleted object (as read before deleting it, or the DELETE response when it
+        is the object), or the ``Status`` a DELETE returns for most resources: it names the object
+        and its uid in ``details`` but carries neither namespace (pass ``namespace``) nor RV, so
+        a cache that has not seen the object yet may report it gone at once; prefer the object.
+        Works with comparable and opaque RVs. Raises ``StaleCacheError`` on timeout.
         """
-        name, namespace, uid, rv = _meta_of(obj)
+        status = _status_details(obj)
+        if status is not None:
+            name, uid = status
+            rv = ""
+        else:
+            name, namespace, uid, rv = _meta_of(obj)  # ``namespace`` is for a Status only
+        namespace = namespace or ""
         if not name:
             raise ValueError("object has no metadata.name")
 

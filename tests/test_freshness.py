@@ -90,3 +90,20 @@ async def test_many_waiters_resolve_in_order() -> None:
             rvs = [m["metadata"]["resourceVersion"] for m in made]
             await asyncio.gather(*(inf.wait_for_resource_version(rv, timeout=10) for rv in rvs))
             assert inf.store.resource_version == rvs[-1]
+
+
+async def test_wait_for_deletion_accepts_the_status_a_delete_returns() -> None:
+    async with ApiServer(too_large_wait=0.01) as server:
+        made = server.create(CONFIGMAPS, cm("a", "ns1"))
+        async with running_informer(server, namespace="ns1") as inf:
+            await inf.wait_for_write(made, timeout=10)
+            server.delete(CONFIGMAPS, "a", namespace="ns1")
+            status = {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Success",
+                "details": {"name": "a", "kind": "configmaps", "uid": made["metadata"]["uid"]},
+            }
+            await inf.wait_for_deletion(status, timeout=10)
+            assert inf.store.get("a", "ns1") is None

@@ -672,9 +672,15 @@ async def test_wait_for_deletion_timeout_and_status() -> None:
         await store.wait_for_deletion(as_response(mk("a", "90")), timeout=0.001)
     assert exc.value.cache_rv == "100"
     assert store._key_waiters == {}
+    # a DELETE's Status names the object in details; the namespace comes from the caller
     status = {"kind": "Status", "status": "Success", "details": {"name": "a", "uid": "x"}}
+    await store.wait_for_deletion(status, namespace="default")  # uid x is not cached: gone
+    with pytest.raises(StaleCacheError):
+        cached_uid = store.get("a", "default").uid  # type: ignore[union-attr]
+        same = {"kind": "Status", "details": {"name": "a", "uid": cached_uid}}
+        await store.wait_for_deletion(same, timeout=0.001, namespace="default")
     with pytest.raises(ValueError, match="Status"):
-        await store.wait_for_deletion(status)
+        await store.wait_for_deletion({"kind": "Status", "status": "Success"})
 
 
 async def test_cancelled_key_waiter_is_removed() -> None:
