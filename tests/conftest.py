@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from informer.backoff import BackoffPolicy
 from informer.informer import Informer
@@ -15,6 +16,12 @@ from informer.reflector import ReflectorOptions
 from informer.resource import CONFIGMAPS, Resource
 from informer.testing import ApiServer, RecordedRequest
 from informer.transport import Transport
+
+# Property tests must not depend on how fast a loaded CI machine runs them: Hypothesis' default
+# 200 ms deadline per example (and its too_slow health check) turn a descheduled process into a
+# failure ("Unreliable test timings"). Tests that set their own @settings inherit this profile.
+settings.register_profile("informer", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("informer")
 
 FAST = ReflectorOptions(
     page_size=2,
