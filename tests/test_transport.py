@@ -1173,9 +1173,10 @@ async def test_watch_idle_timeout_after_events(api: FakeApi, transport: Transpor
     api.respond_stream([event("ADDED", cm_obj("a", "1"))], end="hold")
     seen: list[WatchEvent] = []
     with pytest.raises(WatchIdleTimeout) as info:
-        async with transport.watch(CONFIGMAPS, idle_timeout=0.05) as events:
+        async with transport.watch(CONFIGMAPS, idle_timeout=5.0) as events:
             async for e in events:
                 seen.append(e)
+                events.idle_timeout = 0.05  # after the first event: silence is the failure
     assert [e.object.name for e in seen] == ["a"]
     assert info.value.seconds == 0.05
     assert isinstance(info.value, WatchStreamError)
