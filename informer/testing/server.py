@@ -55,6 +55,9 @@ _B64URL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456
 _INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 _MALFORMED_LINE = b'{"type":"MODIFIED","object":{"kind": this is not json\n'
 _MERGE_PATCH_TYPES = ("application/merge-patch+json", "application/strategic-merge-patch+json")
+_RETURN_DELETED_OBJECT: Final[frozenset[str]] = frozenset({"pods", "namespaces"})
+"""Resources whose registry returns the deleted object over HTTP; the others answer a Status."""
+
 _VERBS_BY_METHOD = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
 
 
@@ -1015,6 +1018,15 @@ class ApiServer:
             pre = pre if isinstance(pre, dict) else {}
             result = self.delete(resource, name, namespace,
                                  resource_version=pre.get("resourceVersion"), uid=pre.get("uid"))
+            if resource.plural not in _RETURN_DELETED_OBJECT:
+                # the generic registry answers a Status naming the object (finalizeDelete)
+                details: Json = {"name": name}
+                if resource.group:
+                    details["group"] = resource.group
+                details["kind"] = resource.plural
+                details["uid"] = result["metadata"].get("uid", "")
+                result = {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                          "status": "Success", "details": details}
             return self._respond(request, _encode(result))
         raise st.method_not_allowed()
 

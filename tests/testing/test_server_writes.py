@@ -91,7 +91,27 @@ async def test_http_update_patch_delete(api_server: ApiServer, client: Client) -
     assert precondition.status == 409
     deleted = await client.request(api_server, "DELETE", CM_PATH + "/a")
     assert deleted.status == 200
+    # configmaps (like most resources) answer a Status naming the deleted object
+    assert deleted.body == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": {"name": "a", "kind": "configmaps", "uid": created["metadata"]["uid"]},
+    }
+
+
+async def test_http_delete_of_pods_and_namespaces_returns_the_object(
+    api_server: ApiServer, client: Client
+) -> None:
+    await client.request(api_server, "POST", "/api/v1/namespaces", {"metadata": {"name": "t"}})
+    pod = {"metadata": {"name": "p", "namespace": "t"}, "spec": {"containers": []}}
+    await client.request(api_server, "POST", "/api/v1/namespaces/t/pods", pod)
+    deleted = await client.request(api_server, "DELETE", "/api/v1/namespaces/t/pods/p")
+    assert deleted.body["kind"] == "Pod" and deleted.body["metadata"]["name"] == "p"
     assert deleted.body["metadata"]["resourceVersion"] == str(api_server.revision)
+    gone = await client.request(api_server, "DELETE", "/api/v1/namespaces/t")
+    assert gone.body["kind"] == "Namespace"
 
 
 async def test_get_resource_version_rules(api_server_factory: Any, client: Client) -> None:
