@@ -17,10 +17,11 @@ Public API:
     ``async with`` or ``await start()`` / ``await stop()``; ``url``, ``port``, ``configuration()``,
     ``api_client()``, ``write_kubeconfig(path)``, ``register(resource)``.
   - Direct, synchronous writes that notify watchers: ``create``, ``replace``, ``patch`` (JSON merge
-    patch), ``delete`` (returns the object stamped with the deletion RV; ``resource_version`` /
-    ``uid`` preconditions), ``get`` (None when absent), ``list_objects``, ``bulk_load``. Failures
-    raise ``StatusError`` subclasses (``NotFound``, ``AlreadyExists``, ``Conflict``, ``BadRequest``,
-    ``Invalid``) carrying the Status body the HTTP API would send.
+    patch), ``delete`` (returns the object stamped with the deletion RV, where an HTTP DELETE
+    answers, as the real registry does, a Status naming it, except for pods and namespaces;
+    ``resource_version`` / ``uid`` preconditions), ``get`` (None when absent), ``list_objects``,
+    ``bulk_load``. Failures raise ``StatusError`` subclasses (``NotFound``, ``AlreadyExists``,
+    ``Conflict``, ``BadRequest``, ``Invalid``) carrying the Status body the HTTP API would send.
   - History: ``revision``, ``compacted_revision``, ``compact(revision=None)``,
     ``restore(revision)``, ``format_resource_version(n)`` / ``parse_resource_version(rv)``.
   - Watches: ``send_bookmarks(resource=None, *, force=False) -> int``, ``watcher_count(resource)``,
