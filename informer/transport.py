@@ -212,6 +212,12 @@ class Transport:
             ]
         except (msgspec.DecodeError, UnicodeError) as exc:
             raise MalformedResponse(f"GET {path}: list body is not a list: {exc}") from exc
+        if decoded.kind == "Status":
+            # A 2xx Status (a proxy, an odd server) is not an empty list at RV "".
+            err = status_error(None, body)
+            if err.status.get("status") == "Success" or 200 <= err.code < 300:
+                raise MalformedResponse(f"GET {path}: a {err.code} Status instead of a list")
+            raise err
         meta = decoded.metadata
         return ListPage(
             items, meta.resource_version, meta.continue_ or None, meta.remaining_item_count
@@ -320,10 +326,11 @@ class WatchStream:
             while True:
                 chunk = await self._read_chunk(resp)
                 if not chunk:
-                    if pending and b"".join(parts).strip():
-                        raise WatchStreamError(
-                            f"watch {self.path}: stream ended inside a line at byte {offset}"
-                        )
+                    # A clean end after a last line without its newline: keep that line when
+                    # it is a complete event (as client-go's JSON framer does).
+                    last = _decode_last_line(b"".join(parts), offset, self.path)
+                    if last is not None:
+                        yield last
                     return
                 self.bytes_read += len(chunk)
                 start = 0
@@ -355,12 +362,28 @@ class WatchStream:
             resp.close()
 
 
+def _decode_last_line(line: bytes, offset: int, path: str) -> WatchEvent | None:
+    """The unterminated line a stream ended with: an event when complete, else an error."""
+    if not line.strip():
+        return None
+    try:
+        msgspec.json.decode(line)
+    except (msgspec.DecodeError, UnicodeError) as exc:
+        raise WatchStreamError(
+            f"watch {path}: stream ended inside a line at byte {offset}"
+        ) from exc
+    return _decode_line(line, offset)
+
+
 def _decode_line(line: bytes, offset: int) -> WatchEvent | None:
     if not line.strip():
         return None
     try:
         env = _envelope_decoder.decode(line)
     except (msgspec.DecodeError, UnicodeError) as exc:
+        if isinstance(exc, msgspec.ValidationError) and _is_status(line):
+            # A Status where an event belongs (an odd server or proxy): classify it.
+            raise status_error(None, line) from None
         raise MalformedWatchLine(offset, str(exc), line) from exc
     kind = env.type
     if kind == "ERROR":
@@ -378,3 +401,17 @@ def _decode_line(line: bytes, offset: int) -> WatchEvent | None:
     if not obj.resource_version:
         raise MalformedWatchLine(offset, "object has no metadata.resourceVersion", line)
     return WatchEvent(kind, obj, end)  # type: ignore[arg-type]
+
+
+class _Kind(msgspec.Struct):
+    kind: str | None = None
+
+
+_kind_decoder = msgspec.json.Decoder(_Kind)
+
+
+def _is_status(line: bytes) -> bool:
+    try:
+        return _kind_decoder.decode(line).kind == "Status"
+    except (msgspec.DecodeError, UnicodeError):
+        return False

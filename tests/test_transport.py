@@ -524,7 +524,53 @@ async def test_list_page_2xx_body_that_is_not_a_list(
         await transport.list_page(CONFIGMAPS)
 
 
+@pytest.mark.parametrize(
+    ("code", "reason", "expected"),
+    [
+        (410, "Expired", ResourceExpired),
+        (410, "Gone", ResourceExpired),
+        (504, "Timeout", ApiError),
+        (500, "InternalError", ApiError),
+    ],
+)
+async def test_list_page_2xx_status_body_is_its_typed_error(
+    api: FakeApi, transport: Transport, code: int, reason: str, expected: type[ApiError]
+) -> None:
+    """A proxy or an odd server answers 200 with a Status: an error, never an empty list."""
+    api.respond_json(status_body(code, reason, "not a list", continue_="tok"))
+    with pytest.raises(ApiError) as info:
+        await transport.list_page(CONFIGMAPS)
+    assert type(info.value) is expected
+    assert (info.value.code, info.value.reason, info.value.message) == (code, reason, "not a list")
+
+
+async def test_list_page_2xx_status_success_body_is_malformed(
+    api: FakeApi, transport: Transport
+) -> None:
+    api.respond_json({"kind": "Status", "apiVersion": "v1", "status": "Success", "code": 200})
+    with pytest.raises(MalformedResponse):
+        await transport.list_page(CONFIGMAPS)
+
+
 # -- typed errors -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("verb", ["list", "watch"])
+async def test_429_with_an_http_date_retry_after(
+    api: FakeApi, transport: Transport, verb: str
+) -> None:
+    """RFC 7231 allows Retry-After as an HTTP date: never a crash, the error stays typed."""
+    api.respond_json(
+        status_body(429, "TooManyRequests", "slow down"),
+        status=429,
+        headers={"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"},
+    )
+    with pytest.raises(TooManyRequests) as info:
+        if verb == "list":
+            await transport.list_page(CONFIGMAPS)
+        else:
+            await drain(transport.watch(CONFIGMAPS))
+    assert info.value.retry_after is None
 
 
 async def test_list_410_expired_continue_token(api: FakeApi, transport: Transport) -> None:
@@ -1149,14 +1195,85 @@ async def test_watch_stream_ending_inside_a_line(
     assert [e.object.name for e in seen] == ["a"]
 
 
+@pytest.mark.parametrize("chunked", [False, True], ids=["one-write", "1-byte-writes"])
+@pytest.mark.parametrize("ending", [b"", b"\r", b"  "], ids=["bare", "cr", "spaces"])
 async def test_watch_stream_ending_after_a_complete_line_without_newline(
+    api: FakeApi, transport: Transport, chunked: bool, ending: bytes
+) -> None:
+    """A body that ends cleanly after a complete event without its newline: the event is kept
+    (as client-go's JSON framer does), neither dropped nor turned into a stream error."""
+    body = event("ADDED", cm_obj("a", "1")) + event("ADDED", cm_obj("b", "2"))[:-1] + ending
+    api.respond_stream(cut(body, range(1, len(body))) if chunked else [body])
+    stream = transport.watch(CONFIGMAPS)
+    events = await drain(stream)
+    assert [(e.type, e.object.name) for e in events] == [("ADDED", "a"), ("ADDED", "b")]
+    assert stream.bytes_read == len(body)
+
+
+async def test_watch_stream_ending_after_a_malformed_line_without_newline(
     api: FakeApi, transport: Transport
 ) -> None:
-    """The last line lacks its newline: the framing is broken, not silently dropped."""
-    body = event("ADDED", cm_obj("a", "1")) + event("ADDED", cm_obj("b", "2"))[:-1]
-    api.respond_stream([body])
-    with pytest.raises(WatchStreamError):
+    first = event("ADDED", cm_obj("a", "1"))
+    api.respond_stream([first + b'{"type":"ADDED","object":{"metadata":{}}}'])
+    with pytest.raises(MalformedWatchLine) as info:
         await drain(transport.watch(CONFIGMAPS))
+    assert info.value.offset == len(first)
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["one-write", "1-byte-writes"])
+async def test_watch_crlf_line_endings(api: FakeApi, transport: Transport, chunked: bool) -> None:
+    """Lines ended by CRLF (a proxy rewriting line endings) decode, and offsets count the CR."""
+    crlf = [e[:-1] + b"\r\n" for e in SPLIT_EVENTS]
+    bad = b"not json\r\n"
+    body = b"".join(crlf) + b"\r\n" + bad
+    api.respond_stream(cut(body, range(1, len(body))) if chunked else [body])
+    seen: list[WatchEvent] = []
+    with pytest.raises(MalformedWatchLine) as info:
+        async with transport.watch(CONFIGMAPS) as events:
+            async for e in events:
+                seen.append(e)
+    assert [(e.type, e.object.resource_version, e.initial_events_end) for e in seen] == (
+        SPLIT_EXPECTED
+    )
+    assert info.value.offset == len(body) - len(bad)
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["one-write", "1-byte-writes"])
+async def test_watch_lines_ending_exactly_at_chunk_ends(
+    api: FakeApi, transport: Transport, chunked: bool
+) -> None:
+    """Every chunk ends with a newline: no empty or merged lines, offsets stay exact."""
+    bad = b'{"type":"ADDED","object":{"metadata":{"name":"x"}}}\n'
+    chunks = [*SPLIT_EVENTS, b"\n", bad]
+    api.respond_stream(cut(b"".join(chunks), range(1, 10**6)) if chunked else chunks)
+    seen: list[WatchEvent] = []
+    with pytest.raises(MalformedWatchLine) as info:
+        async with transport.watch(CONFIGMAPS) as events:
+            async for e in events:
+                seen.append(e)
+    assert len(seen) == 4
+    assert info.value.offset == len(SPLIT_BODY) + 1
+
+
+@pytest.mark.parametrize(
+    ("code", "reason", "expected"),
+    [
+        (410, "Expired", ResourceExpired),
+        (410, "Gone", ResourceExpired),
+        (500, "InternalError", ApiError),
+    ],
+)
+async def test_watch_bare_status_line_is_its_typed_error(
+    api: FakeApi, transport: Transport, code: int, reason: str, expected: type[ApiError]
+) -> None:
+    """A 200 stream whose line is a Status, not an event: classified like an ERROR event."""
+    first = event("ADDED", cm_obj("a", "1"))
+    line = json.dumps(status_body(code, reason, "too old")).encode() + b"\n"
+    api.respond_stream([first, line])
+    with pytest.raises(ApiError) as info:
+        await drain(transport.watch(CONFIGMAPS))
+    assert type(info.value) is expected
+    assert (info.value.code, info.value.reason) == (code, reason)
 
 
 async def test_watch_connection_cut_inside_a_line(api: FakeApi, transport: Transport) -> None:
