@@ -30,6 +30,8 @@ __all__ = [
 
 _TEXT_LIMIT = 512
 _RETRY_AFTER = re.compile(r"[0-9]{1,9}(\.[0-9]+)?")
+# The code a Status reason implies when the body carries no usable one.
+_REASON_CODES = {"Expired": 410, "Gone": 410, "TooManyRequests": 429}
 
 
 class ApiError(Exception):
@@ -202,10 +204,18 @@ def status_error(
         reason, message = "", _text(body)
     else:
         raw = status
-        body_code = status.get("code")
-        valid = isinstance(body_code, int) and not isinstance(body_code, bool)
-        code = http_status or (body_code if valid else 500)  # type: ignore[assignment]
         reason = str(status.get("reason") or "")
+        body_code = status.get("code")
+        if http_status:
+            code = http_status
+        elif (
+            isinstance(body_code, int)
+            and not isinstance(body_code, bool)
+            and 100 <= body_code <= 599
+        ):
+            code = body_code
+        else:  # no usable code: the reason decides, as client-go's IsResourceExpired/IsGone do
+            code = _REASON_CODES.get(reason, 500)
         message = str(status.get("message") or "")
         d = status.get("details")
         details = d if isinstance(d, Mapping) else {}

@@ -611,3 +611,36 @@ def test_never_crashes_on_random_bytes() -> None:
             err = status_error(code, body, retry_after_header=body[:4].decode("latin-1"))
             assert isinstance(err, ApiError)
             assert isinstance(err.code, int)
+
+
+@pytest.mark.parametrize("reason", ["Expired", "Gone"])
+@pytest.mark.parametrize("code", [None, 0, "410", -1])
+def test_watch_error_event_expired_by_reason_without_usable_code(reason: str, code: Any) -> None:
+    # client-go classifies by reason (IsResourceExpired / IsGone): without a usable code, an
+    # Expired/Gone Status is still a 410, or a reflector would re-watch the same RV forever.
+    body: dict[str, Any] = {"kind": "Status", "status": "Failure", "reason": reason}
+    if code is not None:
+        body["code"] = code
+    err = status_error(None, body)
+    assert type(err) is ResourceExpired
+    assert (err.code, err.reason) == (410, reason)
+
+
+@pytest.mark.parametrize("code", [0, -1, 99, 600, 10**9])
+def test_watch_error_event_code_outside_http_range_is_not_used(code: int) -> None:
+    err = status_error(None, status(code, "InternalError", "x"))
+    assert type(err) is ApiError
+    assert err.code == 500
+
+
+def test_reason_does_not_override_the_http_status() -> None:
+    err = status_error(500, as_bytes(status(500, "Expired", "x")))
+    assert type(err) is ApiError
+    assert err.code == 500
+
+
+def test_watch_error_event_too_many_requests_by_reason_without_code() -> None:
+    body = {"kind": "Status", "reason": "TooManyRequests", "details": {"retryAfterSeconds": 3}}
+    err = status_error(None, body)
+    assert type(err) is TooManyRequests
+    assert (err.code, err.retry_after) == (429, 3.0)
