@@ -9,12 +9,14 @@ synchronises by sleeping (``asyncio.Event`` instead) and none asserts timings.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import itertools
 import json
 import logging
 import random
 import socket
+import ssl
 import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -29,8 +31,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kubernetes_asyncio import config as kube_config
 from kubernetes_asyncio.client import ApiClient, Configuration
+from kubernetes_asyncio.config import incluster_config
 from multidict import CIMultiDict
 
+from informer.connect import connect
 from informer.errors import (
     ApiError,
     MalformedResponse,
@@ -1503,3 +1507,151 @@ async def test_bearer_token_never_logged_on_failures(
     captured = everything_captured(caplog, structlogs, errors)
     assert SECRET not in captured
     assert SECRET.split("~")[1] not in captured
+
+
+# -- TLS: an https server with its own CA, a bearer token ----------------------------------
+
+# A throwaway CA and a server certificate for 127.0.0.1 (valid 2000-2999), made for these tests
+# only: checked in so that the suite needs no certificate tooling on a fresh machine.
+TEST_CA_PEM = """-----BEGIN CERTIFICATE-----
+MIIBaTCCAQ+gAwIBAgIBATAKBggqhkjOPQQDAjAbMRkwFwYDVQQDDBBpbmZvcm1l
+ciB0ZXN0IENBMCAXDTAwMDEwMTAwMDAwMFoYDzI5OTkwMTAxMDAwMDAwWjAbMRkw
+FwYDVQQDDBBpbmZvcm1lciB0ZXN0IENBMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcD
+QgAEeu8tyj4ljnFZiaEjeNVH3BN1JQINeS620d0AfKvBZS2eoXjf7W3K6Kc+K2Ap
+LVpW67p23dsMwFdoNo7Kq7nqRqNCMEAwDwYDVR0TAQH/BAUwAwEB/zAOBgNVHQ8B
+Af8EBAMCAQYwHQYDVR0OBBYEFIv7f4DzDff//jx3nGKN9qwnQP0zMAoGCCqGSM49
+BAMCA0gAMEUCIQDxTgU6AZpz8YdkAyBGVadxyoW3VL/0j7bTiOv9S+dNJwIgMfwv
+2CGSEoxqlHkA4Dw7WpfldwJGln6gYThl5q3zTns=
+-----END CERTIFICATE-----
+"""
+TEST_SERVER_CERT_PEM = """-----BEGIN CERTIFICATE-----
+MIIBtDCCAVmgAwIBAgIBAjAKBggqhkjOPQQDAjAbMRkwFwYDVQQDDBBpbmZvcm1l
+ciB0ZXN0IENBMCAXDTAwMDEwMTAwMDAwMFoYDzI5OTkwMTAxMDAwMDAwWjAUMRIw
+EAYDVQQDDAkxMjcuMC4wLjEwWTATBgcqhkjOPQIBBggqhkjOPQMBBwNCAASSBEtT
+MgxxmN2H6Njigfc+n1bOojreVuM1v0rAYkvqALI1b1cl1knzDIaJ8LtRzVRgvokq
+jMK4rXGeI/EuoayGo4GSMIGPMAwGA1UdEwEB/wQCMAAwDgYDVR0PAQH/BAQDAgWg
+MBMGA1UdJQQMMAoGCCsGAQUFBwMBMBoGA1UdEQQTMBGHBH8AAAGCCWxvY2FsaG9z
+dDAfBgNVHSMEGDAWgBSL+3+A8w33//48d5xijfasJ0D9MzAdBgNVHQ4EFgQUxz9X
+iecRwlemrQWZCFm8QVi2yNMwCgYIKoZIzj0EAwIDSQAwRgIhAJztXt6sKj2PMk4O
+nLCn1c+GZ3PWmgtfll/zNRuo7ctXAiEAiSSdhOA7WGXZO6twcgtvoMhSFQ/+C07l
+Gikp/W6cz/E=
+-----END CERTIFICATE-----
+"""
+TEST_SERVER_KEY_PEM = """-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg4loZNu3K7DzNimby
+LiCFvZWfSewUV2j13YDEeRY3OkChRANCAASSBEtTMgxxmN2H6Njigfc+n1bOojre
+VuM1v0rAYkvqALI1b1cl1knzDIaJ8LtRzVRgvokqjMK4rXGeI/EuoayG
+-----END PRIVATE KEY-----
+"""
+
+
+@pytest.fixture
+async def tls_api(tmp_path: Path) -> AsyncIterator[FakeApi]:
+    """``FakeApi`` over https on 127.0.0.1, with the test CA's server certificate."""
+    (tmp_path / "server.crt").write_text(TEST_SERVER_CERT_PEM)
+    (tmp_path / "server.key").write_text(TEST_SERVER_KEY_PEM)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(tmp_path / "server.crt", tmp_path / "server.key")
+    fake = FakeApi()
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", fake.dispatch)
+    runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=context)
+    await site.start()
+    host, port = runner.addresses[0][:2]
+    fake.url = f"https://{host}:{port}"
+    try:
+        yield fake
+    finally:
+        fake.release.set()
+        await runner.cleanup()
+
+
+def respond_list_then_watch(api: FakeApi) -> None:
+    async def handler(request: web.Request) -> web.StreamResponse:
+        if request.query.get("watch") == "true":
+            resp = web.StreamResponse(headers={"Content-Type": "application/json"})
+            await resp.prepare(request)
+            await resp.write(event("ADDED", cm_obj("a", "2")))
+            return resp
+        return web.json_response(list_body([configmap("a", "1")], "1"))
+
+    api.handler = handler
+
+
+async def list_and_watch(client: ApiClient) -> tuple[ListPage, list[WatchEvent]]:
+    t = Transport(client)
+    return await t.list_page(CONFIGMAPS), await drain(t.watch(CONFIGMAPS))
+
+
+async def test_https_with_a_ca_and_a_token_from_kubeconfig(
+    tls_api: FakeApi, tmp_path: Path
+) -> None:
+    respond_list_then_watch(tls_api)
+    ca_data = base64.b64encode(TEST_CA_PEM.encode()).decode()
+    path = tmp_path / "kubeconfig"
+    path.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [
+                    {
+                        "name": "tls",
+                        "cluster": {"server": tls_api.url, "certificate-authority-data": ca_data},
+                    }
+                ],
+                "users": [{"name": "u", "user": {"token": SECRET}}],
+                "contexts": [{"name": "tls", "context": {"cluster": "tls", "user": "u"}}],
+                "current-context": "tls",
+            }
+        )
+    )
+    cfg = Configuration()
+    await kube_config.load_kube_config(config_file=str(path), client_configuration=cfg)
+    async with ApiClient(cfg) as client:
+        page, events = await list_and_watch(client)
+    assert [o.name for o in page.items] == ["a"]
+    assert [(e.type, e.object.resource_version) for e in events] == [("ADDED", "2")]
+    assert [r.headers.get("Authorization") for r in tls_api.requests] == [f"Bearer {SECRET}"] * 2
+
+
+async def test_https_in_cluster_through_connect(
+    tls_api: FakeApi, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """connect() in a pod: the service account token and CA files, the service host and port."""
+    respond_list_then_watch(tls_api)
+    (tmp_path / "token").write_text(SECRET)
+    (tmp_path / "ca.crt").write_text(TEST_CA_PEM)
+    monkeypatch.setattr(incluster_config, "SERVICE_TOKEN_FILENAME", str(tmp_path / "token"))
+    monkeypatch.setattr(incluster_config, "SERVICE_CERT_FILENAME", str(tmp_path / "ca.crt"))
+    host, port = tls_api.url.removeprefix("https://").split(":")
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", host)
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", port)
+    async with await connect() as client:
+        page, events = await list_and_watch(client)
+    assert [o.name for o in page.items] == ["a"]
+    assert len(events) == 1
+    assert [r.headers.get("Authorization") for r in tls_api.requests] == [f"Bearer {SECRET}"] * 2
+
+
+async def test_https_with_an_unknown_ca_is_a_transport_error_without_the_token(
+    tls_api: FakeApi, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    respond_list_then_watch(tls_api)
+    cfg = Configuration(host=tls_api.url, api_key={"BearerToken": f"Bearer {SECRET}"})
+    errors: list[BaseException] = []
+    with structlog.testing.capture_logs() as structlogs:
+        async with ApiClient(cfg) as client:
+            t = Transport(client)
+            with pytest.raises(TransportError) as listed:
+                await t.list_page(CONFIGMAPS)
+            with pytest.raises(TransportError) as watched:
+                await drain(t.watch(CONFIGMAPS))
+            errors += [listed.value, watched.value]
+    assert tls_api.requests == []  # the handshake failed: no request, so no token, was sent
+    assert "certificate" in str(listed.value).lower()
+    captured = everything_captured(caplog, structlogs, errors)
+    assert SECRET not in captured
