@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 import time
 from collections.abc import Callable
@@ -55,7 +56,11 @@ class Backoff:
         if self._last_failure is not None and now - self._last_failure >= p.reset_after:
             self._attempt = 0
         self._last_failure = now
-        base = min(p.maximum, p.initial * p.factor**self._attempt)
+        try:
+            grown = p.initial * p.factor**self._attempt
+        except OverflowError:  # after ~1000 failures without a healthy period
+            grown = math.inf
+        base = min(p.maximum, grown)
         self._attempt += 1
         return base * (1.0 + self._rng.random()) if p.jitter else base
 

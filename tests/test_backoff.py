@@ -60,3 +60,23 @@ async def test_sleep_honours_a_longer_retry_after_and_is_cancellable() -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+
+
+def test_a_long_run_of_failures_stays_at_the_maximum() -> None:
+    """Hours of failures 30 s apart (never the reset period): no float overflow, no crash."""
+    clock = Clock()
+    b = Backoff(BackoffPolicy(jitter=False), clock=clock)
+    delays = []
+    for _ in range(5000):
+        delays.append(b.next_delay())
+        clock.now += 30.0
+    assert delays[:3] == [0.8, 1.6, 3.2]
+    assert set(delays[6:]) == {30.0}
+    assert b.attempt == 5000
+
+
+def test_an_unbounded_maximum_does_not_overflow() -> None:
+    b = Backoff(BackoffPolicy(maximum=float("inf"), jitter=False), clock=Clock())
+    delays = [b.next_delay() for _ in range(2000)]
+    assert delays[:3] == [0.8, 1.6, 3.2]
+    assert all(d > 0 for d in delays)
