@@ -28,8 +28,8 @@ class ObjectMeta(msgspec.Struct, frozen=True, rename="camel"):
 
 
 class _Head(msgspec.Struct, frozen=True, rename="camel"):
-    kind: str = ""
-    api_version: str = ""
+    kind: str | None = None  # None: the key is absent
+    api_version: str | None = None
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
 
 
@@ -113,14 +113,20 @@ class KubeObject(Mapping[str, Any]):
     def from_raw(cls, raw: bytes) -> KubeObject:
         """Decode the envelope and metadata of one JSON object (raises ``msgspec.DecodeError``)."""
         head = _head_decoder.decode(raw)
-        return cls(bytes(raw), head.metadata, head.kind, head.api_version)
+        return cls(bytes(raw), head.metadata, head.kind or "", head.api_version or "")
 
     @classmethod
     def from_list_item(cls, raw: bytes, kind: str, api_version: str) -> KubeObject:
         """Like ``from_raw``, adding the ``kind``/``apiVersion`` that list items lack."""
         head = _head_decoder.decode(raw)
-        if head.kind:
+        if head.kind and head.api_version:
             return cls(bytes(raw), head.metadata, head.kind, head.api_version)
+        if head.kind is not None or head.api_version is not None:
+            # Rare: one of them present or empty. Re-encode so the raw JSON has no duplicate key.
+            obj: dict[str, Any] = _any_decoder.decode(raw)
+            obj["kind"] = head.kind or kind
+            obj["apiVersion"] = head.api_version or api_version
+            return cls(_encoder.encode(obj), head.metadata, obj["kind"], obj["apiVersion"])
         rest = bytes(raw).lstrip()[1:]
         sep = b"" if rest.lstrip().startswith(b"}") else b","
         prefix = b'{"kind":%s,"apiVersion":%s' % (

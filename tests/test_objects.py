@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import pickle
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -455,3 +456,48 @@ def test_equality_with_a_mapping_containing_views() -> None:
     o = pod()
     mixed = {**POD, "spec": o["spec"], "metadata": o["metadata"]}
     assert o == mixed
+
+
+@pytest.mark.parametrize(
+    ("head", "kind", "api_version"),
+    [
+        pytest.param({}, "ConfigMap", "v1", id="both-absent"),
+        pytest.param({"kind": ""}, "ConfigMap", "v1", id="empty-kind"),
+        pytest.param({"apiVersion": "v1"}, "ConfigMap", "v1", id="api-version-only"),
+        pytest.param({"kind": "ConfigMap"}, "ConfigMap", "v1", id="kind-only"),
+        pytest.param({"kind": "Other", "apiVersion": "x/v2"}, "Other", "x/v2", id="both-present"),
+    ],
+)
+def test_from_list_item_never_duplicates_kind_or_api_version(
+    head: dict[str, str], kind: str, api_version: str
+) -> None:
+    item = {**head, "metadata": {"name": "a", "resourceVersion": "1"}, "data": {"k": "v"}}
+    obj = KubeObject.from_list_item(json.dumps(item).encode(), "ConfigMap", "v1")
+    assert (obj.kind, obj.api_version) == (kind, api_version)
+    assert (obj["kind"], obj["apiVersion"]) == (kind, api_version)
+    assert obj.raw.count(b'"kind"') == 1
+    assert obj.raw.count(b'"apiVersion"') == 1
+    assert obj["data"] == {"k": "v"}
+    assert obj.resource_version == "1"
+
+
+def test_pickle_and_copy_keep_value_and_stay_read_only() -> None:
+    meta = {"name": "a", "namespace": "ns", "resourceVersion": "7", "labels": {"x": "y"}}
+    obj = KubeObject.from_dict({"kind": "ConfigMap", "metadata": meta, "d": [{"k": 1}]})
+    assert obj["d"][0]["k"] == 1  # decoded before copying, too
+    for copied in (
+        pickle.loads(pickle.dumps(obj)),
+        copy.copy(obj),
+        copy.deepcopy(obj),
+    ):
+        assert type(copied) is KubeObject
+        assert copied == obj
+        assert (copied.key, copied.resource_version, copied.kind) == (
+            obj.key,
+            obj.resource_version,
+            obj.kind,
+        )
+        with pytest.raises(TypeError):
+            copied["kind"] = "x"  # type: ignore[index]
+        with pytest.raises(TypeError):
+            hash(copied)
