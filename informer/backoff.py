@@ -22,6 +22,7 @@ class BackoffPolicy:
     factor: float = 2.0
     reset_after: float = 120.0
     jitter: bool = True
+    max_retry_after: float = 300.0
 
 
 class Backoff:
@@ -65,9 +66,10 @@ class Backoff:
         return base * (1.0 + self._rng.random()) if p.jitter else base
 
     async def sleep(self, at_least: float | None = None) -> float:
-        """Sleep for the next delay (or ``at_least``, e.g. a Retry-After, if longer)."""
+        """Sleep for the next delay, or ``at_least`` (a server's Retry-After) if longer, capped at
+        ``max_retry_after``: a bogus hint must not park a reflector for days."""
         delay = self.next_delay()
-        if at_least is not None and at_least > delay:
-            delay = at_least
+        if at_least is not None:
+            delay = max(delay, min(at_least, self.policy.max_retry_after))
         await asyncio.sleep(delay)
         return delay

@@ -80,3 +80,8 @@ def test_an_unbounded_maximum_does_not_overflow() -> None:
     delays = [b.next_delay() for _ in range(2000)]
     assert delays[:3] == [0.8, 1.6, 3.2]
     assert all(d > 0 for d in delays)
+
+
+async def test_a_huge_retry_after_is_capped() -> None:
+    b = Backoff(BackoffPolicy(initial=0.0001, jitter=False, max_retry_after=0.001))
+    assert await b.sleep(at_least=999_999_999.0) == 0.001
