@@ -76,9 +76,7 @@ def load(server: ApiServer, count: int) -> tuple[list[tuple[str, str]], float]:
     gc.collect()
     gc.freeze()  # the server's objects stay out of the client's collections (see ``timed``)
     took = time.perf_counter() - started
-    keys = [
-        (f"team-{i % 200:03d}", f"app-7d9f8c6b5-{i:07d}") for i in range(count)
-    ]
+    keys = [(f"team-{i % 200:03d}", f"app-7d9f8c6b5-{i:07d}") for i in range(count)]
     return keys, took
 
 
@@ -286,9 +284,11 @@ class Patcher:
         return last
 
 
-async def watch_timed(patcher: Patcher, count: int,
-                      until_seen: Callable[[str], Awaitable[None]]) -> WatchRun:
+async def watch_timed(
+    patcher: Patcher, count: int, until_seen: Callable[[str], Awaitable[None]]
+) -> WatchRun:
     """Patch ``count`` times, then ``until_seen(last_rv)``; timed together."""
+
     async def run() -> None:
         await until_seen(await patcher.run(count))
 
@@ -366,8 +366,12 @@ async def watch_kubernetes_asyncio(server: ApiServer, patcher: Patcher, count: i
         v1 = CoreV1Api(api)
         cache: dict[str, Any] = {}
         w = watch.Watch()
-        stream = w.stream(v1.list_pod_for_all_namespaces, resource_version=str(server.revision),
-                          allow_watch_bookmarks=True, timeout_seconds=3600)
+        stream = w.stream(
+            v1.list_pod_for_all_namespaces,
+            resource_version=str(server.revision),
+            allow_watch_bookmarks=True,
+            timeout_seconds=3600,
+        )
         seen_last: list[str] = []
 
         async def read() -> None:
@@ -506,17 +510,19 @@ def machine() -> str:
 
 def print_table(title: str, unit: str, rows: list[Row], ours: Row) -> None:
     ours_client = ours.seconds - (ours.floor or 0.0)
-    print(f"{title:<60}{'seconds':>9}{'client s':>10}{unit + '/s':>12}{'vs ours':>9}"
-          f"{'client':>8}")
+    print(f"{title:<60}{'seconds':>9}{'client s':>10}{unit + '/s':>12}{'vs ours':>9}{'client':>8}")
     for row in rows:
         client = row.seconds - row.floor if row.floor is not None else None
         client_s = f"{client:>10.2f}" if client is not None else f"{'':>10}"
         ratio = (
-            f"{client / ours_client:>7.1f}x" if client is not None and ours_client > 0
+            f"{client / ours_client:>7.1f}x"
+            if client is not None and ours_client > 0
             else f"{'':>8}"
         )
-        print(f"{row.label:<60}{row.seconds:>9.2f}{client_s}{row.objects / row.seconds:>12,.0f}"
-              f"{row.seconds / ours.seconds:>8.1f}x{ratio}")
+        print(
+            f"{row.label:<60}{row.seconds:>9.2f}{client_s}{row.objects / row.seconds:>12,.0f}"
+            f"{row.seconds / ours.seconds:>8.1f}x{ratio}"
+        )
         if row.note:
             print(f"{'':<4}{row.note}")
 
@@ -527,18 +533,25 @@ def print_watch_table(rows: list[tuple[str, WatchRun, float, str]]) -> None:
     floor_rest = (floor.seconds - floor.patching) / floor.events
     ours = rows[1][1]
     ours_client = (ours.seconds - ours.patching) / ours.events - floor_rest
-    print(f"{'':<58}{'total s':>9}{'patch s':>9}{'rest s':>8}{'client s':>10}{'events/s':>10}"
-          f"{'client/s':>10}{'vs ours':>9}")
+    print(
+        f"{'':<58}{'total s':>9}{'patch s':>9}{'rest s':>8}{'client s':>10}{'events/s':>10}"
+        f"{'client/s':>10}{'vs ours':>9}"
+    )
     for label, run, scale, note in rows:
         rest = (run.seconds - run.patching) / run.events
         client = rest - floor_rest
         w = run.events * scale
         cells = f"{'':>10}{'':>10}{'':>9}"
         if run is not floor:
-            cells = (f"{client * w:>10.2f}{1 / client:>10,.0f}{client / ours_client:>8.1f}x"
-                     if client > 0 else f"{client * w:>10.2f}{'':>10}{'':>9}")
-        print(f"{label:<58}{run.seconds * scale:>9.2f}{run.patching * scale:>9.2f}"
-              f"{rest * w:>8.2f}{cells[:10]}{w / (run.seconds * scale):>10,.0f}{cells[10:]}")
+            cells = (
+                f"{client * w:>10.2f}{1 / client:>10,.0f}{client / ours_client:>8.1f}x"
+                if client > 0
+                else f"{client * w:>10.2f}{'':>10}{'':>9}"
+            )
+        print(
+            f"{label:<58}{run.seconds * scale:>9.2f}{run.patching * scale:>9.2f}"
+            f"{rest * w:>8.2f}{cells[:10]}{w / (run.seconds * scale):>10,.0f}{cells[10:]}"
+        )
         if note:
             print(f"{'':<4}{note}")
     print(
@@ -556,10 +569,13 @@ async def main(args: argparse.Namespace) -> None:
     k8s_n = min(args.k8s_count, n)
     k8s_w = min(args.k8s_watch_count, w)
     print(machine())
-    print("server and client share one process, one event loop, real HTTP on 127.0.0.1; "
-          "one run each")
-    print(f"N={n:,} Pods, W={w:,} patches; kubernetes_asyncio is measured on {k8s_n:,} objects "
-          f"and {k8s_w:,} events\nand extrapolated (whole runs would take minutes)")
+    print(
+        "server and client share one process, one event loop, real HTTP on 127.0.0.1; one run each"
+    )
+    print(
+        f"N={n:,} Pods, W={w:,} patches; kubernetes_asyncio is measured on {k8s_n:,} objects "
+        f"and {k8s_w:,} events\nand extrapolated (whole runs would take minutes)"
+    )
     started_all = time.perf_counter()
 
     # history is compacted (the watches here never fall that far behind): the patches' old
@@ -587,42 +603,85 @@ async def main(args: argparse.Namespace) -> None:
         if k8s_n:
             t_k8s, got = await sync_kubernetes_asyncio(server, k8s_n)
             scale = n / got
-            rows.append(Row(
-                "(b) kubernetes_asyncio list_pod_for_all_namespaces -> V1Pod", t_k8s * scale, n,
-                floor_list,
-                f"measured on the first {got:,} objects ({t_k8s:.2f}s), extrapolated x{scale:g}",
-            ))
-        rows.append(Row("(c) aiohttp + json.loads -> dicts keyed by ns/name", t_json, n,
-                        floor_list))
-        rows.append(Row("(d) JSON limit: msgspec.json.decode of the bytes, gc off", t_dec, n, 0.0,
-                        "no HTTP: the page bytes already in memory"))
-        print(f"(1) initial sync of {n:,} Pods, {json_mb:,.0f} MB of JSON "
-              f"({json_mb * 1e6 / n:,.0f} B/Pod)")
+            rows.append(
+                Row(
+                    "(b) kubernetes_asyncio list_pod_for_all_namespaces -> V1Pod",
+                    t_k8s * scale,
+                    n,
+                    floor_list,
+                    f"measured on the first {got:,} objects ({t_k8s:.2f}s), "
+                    f"extrapolated x{scale:g}",
+                )
+            )
+        rows.append(
+            Row("(c) aiohttp + json.loads -> dicts keyed by ns/name", t_json, n, floor_list)
+        )
+        rows.append(
+            Row(
+                "(d) JSON limit: msgspec.json.decode of the bytes, gc off",
+                t_dec,
+                n,
+                0.0,
+                "no HTTP: the page bytes already in memory",
+            )
+        )
+        print(
+            f"(1) initial sync of {n:,} Pods, {json_mb:,.0f} MB of JSON "
+            f"({json_mb * 1e6 / n:,.0f} B/Pod)"
+        )
         print_table("", "objects", rows, rows[2])
         list_client = t_list - floor_list
-        print(f"    client cost per object: ours (list) {list_client / n * 1e6:.1f} us, "
-              f"json.loads dicts {(t_json - floor_list) / n * 1e6:.1f} us, "
-              f"msgspec limit {t_dec / n * 1e6:.1f} us")
+        print(
+            f"    client cost per object: ours (list) {list_client / n * 1e6:.1f} us, "
+            f"json.loads dicts {(t_json - floor_list) / n * 1e6:.1f} us, "
+            f"msgspec limit {t_dec / n * 1e6:.1f} us"
+        )
         print()
 
         # -- (2) watch throughput
         patcher = Patcher(server, keys)
         await watch_raw(server, patcher, min(w, 2_000), None)  # warm-up, not counted
-        wrows = [("HTTP floor: watch lines counted, not decoded",
-                  await watch_raw(server, patcher, w, None), 1.0, "")]
-        wrows.append(("(a) ours: Informer, until wait_for_resource_version",
-                      await watch_ours(server, patcher, w), 1.0, ""))
+        wrows = [
+            (
+                "HTTP floor: watch lines counted, not decoded",
+                await watch_raw(server, patcher, w, None),
+                1.0,
+                "",
+            )
+        ]
+        wrows.append(
+            (
+                "(a) ours: Informer, until wait_for_resource_version",
+                await watch_ours(server, patcher, w),
+                1.0,
+                "",
+            )
+        )
         if k8s_w:
             run = await watch_kubernetes_asyncio(server, patcher, k8s_w)
-            wrows.append(("(b) kubernetes_asyncio Watch().stream -> V1Pod in a dict", run,
-                          w / k8s_w, f"measured on {k8s_w:,} events ({run.seconds:.2f}s), "
-                          f"extrapolated x{w / k8s_w:g}"))
+            wrows.append(
+                (
+                    "(b) kubernetes_asyncio Watch().stream -> V1Pod in a dict",
+                    run,
+                    w / k8s_w,
+                    f"measured on {k8s_w:,} events ({run.seconds:.2f}s), "
+                    f"extrapolated x{w / k8s_w:g}",
+                )
+            )
         json_cache: dict[str, Any] = {}
-        wrows.append(("(c) aiohttp line loop + json.loads -> dict",
-                      await watch_raw(server, patcher, w, json_line_handler(json_cache)), 1.0, ""))
+        wrows.append(
+            (
+                "(c) aiohttp line loop + json.loads -> dict",
+                await watch_raw(server, patcher, w, json_line_handler(json_cache)),
+                1.0,
+                "",
+            )
+        )
         json_cache.clear()
-        print(f"(2) watch: {w:,} server.patch calls (MODIFIED events, one Pod each) after the sync "
-              f"of {n:,} Pods, until the client has seen the last RV")
+        print(
+            f"(2) watch: {w:,} server.patch calls (MODIFIED events, one Pod each) after the sync "
+            f"of {n:,} Pods, until the client has seen the last RV"
+        )
         print_watch_table(wrows)
         print()
         del keys
@@ -632,17 +691,26 @@ async def main(args: argparse.Namespace) -> None:
     m = min(args.mem_count, n)
     mrows = await memory_phase(m, min(args.k8s_mem_count, m))
     json_bytes = mrows[-1][2]
-    print(f"(3) memory held by the cache (tracemalloc, {m:,} Pods, {json_bytes / 1e6:.1f} MB of "
-          "JSON): freed when dropped; peak while building (server pages included)")
+    print(
+        f"(3) memory held by the cache (tracemalloc, {m:,} Pods, {json_bytes / 1e6:.1f} MB of "
+        "JSON): freed when dropped; peak while building (server pages included)"
+    )
     for label, count, held, peak in mrows[:-1]:
         per = json_bytes / m * count
-        print(f"    {label:<40}{held / 1e6:>8.1f} MB {held / per:>6.2f}x JSON "
-              f"{held / count / 1e3:>6.1f} KB/Pod   peak {peak / per:>5.2f}x"
-              + (f"   ({count:,} Pods)" if count != m else ""))
+        print(
+            f"    {label:<40}{held / 1e6:>8.1f} MB {held / per:>6.2f}x JSON "
+            f"{held / count / 1e3:>6.1f} KB/Pod   peak {peak / per:>5.2f}x"
+            + (f"   ({count:,} Pods)" if count != m else "")
+        )
     ours_held = mrows[0][2] / mrows[0][1]
-    print(f"    dicts hold {mrows[1][2] / mrows[1][1] / ours_held:.1f}x what ours does per Pod"
-          + (f", kubernetes_asyncio models {mrows[2][2] / mrows[2][1] / ours_held:.1f}x"
-             if len(mrows) > 3 else ""))
+    print(
+        f"    dicts hold {mrows[1][2] / mrows[1][1] / ours_held:.1f}x what ours does per Pod"
+        + (
+            f", kubernetes_asyncio models {mrows[2][2] / mrows[2][1] / ours_held:.1f}x"
+            if len(mrows) > 3
+            else ""
+        )
+    )
     print(f"\ntotal {time.perf_counter() - started_all:.0f}s")
     sys.stdout.flush()
 
@@ -653,11 +721,23 @@ if __name__ == "__main__":
     )
     parser.add_argument("--count", type=int, default=100_000, help="Pods for (1) and (2)")
     parser.add_argument("--watch-count", type=int, default=20_000, help="patches for (2)")
-    parser.add_argument("--k8s-count", type=int, default=5_000,
-                        help="objects for kubernetes_asyncio list (extrapolated; 0: skip)")
-    parser.add_argument("--k8s-watch-count", type=int, default=2_000,
-                        help="events for kubernetes_asyncio watch (extrapolated; 0: skip)")
+    parser.add_argument(
+        "--k8s-count",
+        type=int,
+        default=5_000,
+        help="objects for kubernetes_asyncio list (extrapolated; 0: skip)",
+    )
+    parser.add_argument(
+        "--k8s-watch-count",
+        type=int,
+        default=2_000,
+        help="events for kubernetes_asyncio watch (extrapolated; 0: skip)",
+    )
     parser.add_argument("--mem-count", type=int, default=10_000, help="Pods for (3)")
-    parser.add_argument("--k8s-mem-count", type=int, default=500,
-                        help="Pods for kubernetes_asyncio models in (3) (0: skip)")
+    parser.add_argument(
+        "--k8s-mem-count",
+        type=int,
+        default=500,
+        help="Pods for kubernetes_asyncio models in (3) (0: skip)",
+    )
     asyncio.run(main(parser.parse_args()))

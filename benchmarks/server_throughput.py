@@ -23,8 +23,11 @@ PATH = "/api/v1/namespaces/bench/configmaps"
 def objects(prefix: str, count: int) -> Iterator[dict[str, Any]]:
     for i in range(count):
         yield {
-            "metadata": {"name": f"{prefix}-{i:06d}", "namespace": "bench",
-                         "labels": {"app": "bench", "shard": str(i % 16)}},
+            "metadata": {
+                "name": f"{prefix}-{i:06d}",
+                "namespace": "bench",
+                "labels": {"app": "bench", "shard": str(i % 16)},
+            },
             "data": {"key": "x" * 64, "index": str(i)},
         }
 
@@ -39,8 +42,9 @@ async def count_lines(response: aiohttp.ClientResponse, wanted: int) -> int:
     return seen
 
 
-async def open_watch(http: aiohttp.ClientSession, server: ApiServer,
-                     **params: str) -> aiohttp.ClientResponse:
+async def open_watch(
+    http: aiohttp.ClientSession, server: ApiServer, **params: str
+) -> aiohttp.ClientResponse:
     response = await http.get(server.url + PATH, params={"watch": "true", **params})
     assert response.status == 200, response.status
     return response
@@ -64,8 +68,9 @@ async def main(total: int, watchers: int) -> None:
         got = await count_lines(response, total)
         response.close()
         took = time.perf_counter() - started
-        print(f"watch initial state: {got} ADDED events in {took:.2f}s "
-              f"({got / took:,.0f} events/s)")
+        print(
+            f"watch initial state: {got} ADDED events in {took:.2f}s ({got / took:,.0f} events/s)"
+        )
 
         rv = str(server.revision)
         streams = [await open_watch(http, server, resourceVersion=rv) for _ in range(watchers)]
@@ -76,9 +81,11 @@ async def main(total: int, watchers: int) -> None:
         counts = await asyncio.gather(*readers)
         took = time.perf_counter() - started
         delivered = sum(counts)
-        print(f"change stream: {total} writes to {watchers} watchers, {delivered} events in "
-              f"{took:.2f}s ({delivered / took:,.0f} events/s delivered, "
-              f"{total / took:,.0f} writes/s)")
+        print(
+            f"change stream: {total} writes to {watchers} watchers, {delivered} events in "
+            f"{took:.2f}s ({delivered / took:,.0f} events/s delivered, "
+            f"{total / took:,.0f} writes/s)"
+        )
         for stream in streams:
             stream.close()
 
@@ -95,8 +102,10 @@ async def main(total: int, watchers: int) -> None:
         await reader
         took = time.perf_counter() - started
         stream.close()
-        print(f"individual patches: {changes} MODIFIED events in {took:.2f}s "
-              f"({changes / took:,.0f} events/s, writes included)")
+        print(
+            f"individual patches: {changes} MODIFIED events in {took:.2f}s "
+            f"({changes / took:,.0f} events/s, writes included)"
+        )
 
 
 if __name__ == "__main__":

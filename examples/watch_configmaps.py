@@ -1,7 +1,7 @@
 """Watch ConfigMaps with an informer and read your own writes from the cache.
 
-    python examples/watch_configmaps.py               # against the embedded test API server
-    python examples/watch_configmaps.py --cluster     # against the cluster of your kubeconfig
+python examples/watch_configmaps.py               # against the embedded test API server
+python examples/watch_configmaps.py --cluster     # against the cluster of your kubeconfig
 """
 
 from __future__ import annotations

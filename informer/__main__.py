@@ -18,14 +18,23 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=0, help="0 = an ephemeral port")
     serve.add_argument("--personality", choices=PERSONALITIES, default="modern")
-    serve.add_argument("--compaction-window", type=int, default=None, metavar="N",
-                       help="keep at most N revisions of history")
+    serve.add_argument(
+        "--compaction-window",
+        type=int,
+        default=None,
+        metavar="N",
+        help="keep at most N revisions of history",
+    )
     serve.add_argument("--history-max-age", type=float, default=None, metavar="SECONDS")
     serve.add_argument("--too-large-wait", type=float, default=3.0, metavar="SECONDS")
     serve.add_argument("--bookmark-interval", type=float, default=60.0, metavar="SECONDS")
     serve.add_argument("--stale-lag", type=int, default=5, metavar="N")
-    serve.add_argument("--kubeconfig", default=None, metavar="PATH",
-                       help="also write a kubeconfig for the server there")
+    serve.add_argument(
+        "--kubeconfig",
+        default=None,
+        metavar="PATH",
+        help="also write a kubeconfig for the server there",
+    )
     return parser
 
 

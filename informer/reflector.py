@@ -154,8 +154,10 @@ class Reflector:
         self.synced = asyncio.Event()
         self._backoff = Backoff(self.options.backoff)
         self._counters = _Counters()
-        self._streaming: bool | None = None if self.options.list_strategy == "auto" else (
-            self.options.list_strategy == "stream"
+        self._streaming: bool | None = (
+            None
+            if self.options.list_strategy == "auto"
+            else (self.options.list_strategy == "stream")
         )
         self._force_consistent = False
         self._consecutive_too_large = 0

@@ -65,14 +65,14 @@ def _split_top(text: str) -> list[str]:
 
 def _check_key(key: str, text: str) -> str:
     if not _KEY.match(key) or len(key.rsplit("/", 1)[-1]) > 63:
-        raise bad_request(f"unable to parse requirement: invalid label key \"{key}\" in \"{text}\"")
+        raise bad_request(f'unable to parse requirement: invalid label key "{key}" in "{text}"')
     return key
 
 
 def _check_value(value: str, text: str) -> str:
     if not _VALUE.match(value) or len(value) > 63:
         raise bad_request(
-            f"unable to parse requirement: invalid label value: \"{value}\" in \"{text}\""
+            f'unable to parse requirement: invalid label value: "{value}" in "{text}"'
         )
     return value
 
@@ -107,7 +107,7 @@ def _label_requirement(term: str, text: str) -> Predicate:
             except ValueError:
                 raise bad_request(
                     f"unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an "
-                    f"integer in \"{text}\""
+                    f'integer in "{text}"'
                 ) from None
             return _compare(key, bound, op == ">")
     if term.startswith("!"):
@@ -166,7 +166,7 @@ def parse_field_selector(text: str) -> tuple[Selector, dict[str, str]]:
             raise bad_request(f"invalid selector: '{text}'; can't understand '{term}'")
         getter = _FIELDS.get(field)
         if getter is None:
-            raise bad_request(f'field label not supported: {field}')
+            raise bad_request(f"field label not supported: {field}")
         if op != "!=":
             exact[field] = value
         checks.append(_field_check(getter, value, op != "!="))

@@ -99,15 +99,23 @@ def _details(resource: Resource, name: str) -> Json:
 
 def not_found(resource: Resource, name: str) -> NotFound:
     return NotFound(
-        status(404, "NotFound", f'{resource.group_resource} "{name}" not found',
-               _details(resource, name))
+        status(
+            404,
+            "NotFound",
+            f'{resource.group_resource} "{name}" not found',
+            _details(resource, name),
+        )
     )
 
 
 def already_exists(resource: Resource, name: str) -> AlreadyExists:
     return AlreadyExists(
-        status(409, "AlreadyExists", f'{resource.group_resource} "{name}" already exists',
-               _details(resource, name))
+        status(
+            409,
+            "AlreadyExists",
+            f'{resource.group_resource} "{name}" already exists',
+            _details(resource, name),
+        )
     )
 
 
@@ -117,9 +125,12 @@ def conflict(resource: Resource, name: str, why: str | None = None) -> Conflict:
         "try again"
     )
     return Conflict(
-        status(409, "Conflict",
-               f'Operation cannot be fulfilled on {resource.group_resource} "{name}": {why}',
-               _details(resource, name))
+        status(
+            409,
+            "Conflict",
+            f'Operation cannot be fulfilled on {resource.group_resource} "{name}": {why}',
+            _details(resource, name),
+        )
     )
 
 
@@ -186,8 +197,12 @@ def too_large(requested: str, current: str, retry_after: int) -> StatusError:
         details["retryAfterSeconds"] = retry_after
         headers["Retry-After"] = str(retry_after)
     return StatusError(
-        status(504, "Timeout",
-               f"Timeout: Too large resource version: {requested}, current: {current}", details),
+        status(
+            504,
+            "Timeout",
+            f"Timeout: Too large resource version: {requested}, current: {current}",
+            details,
+        ),
         headers,
     )
 
@@ -234,17 +249,24 @@ def no_such_path() -> StatusError:
 
 
 def method_not_allowed() -> StatusError:
-    return StatusError(status(
-        405, "MethodNotAllowed", "the server does not allow this method on the requested resource",
-        {},
-    ))
+    return StatusError(
+        status(
+            405,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource",
+            {},
+        )
+    )
 
 
 def unsupported_media_type() -> StatusError:
-    return StatusError(status(
-        415, "UnsupportedMediaType",
-        "the body of the request was in an unknown format - accepted media types include: "
-        "application/json-patch+json, application/merge-patch+json, "
-        "application/strategic-merge-patch+json",
-        {},
-    ))
+    return StatusError(
+        status(
+            415,
+            "UnsupportedMediaType",
+            "the body of the request was in an unknown format - accepted media types include: "
+            "application/json-patch+json, application/merge-patch+json, "
+            "application/strategic-merge-patch+json",
+            {},
+        )
+    )

@@ -81,7 +81,16 @@ class Change:
     """One revision: ``type`` is ADDED, MODIFIED or DELETED; ``prev``/``obj`` around it."""
 
     __slots__ = (
-        "_deleted", "_lines", "key", "obj", "prev", "resource", "revision", "rv", "time", "type"
+        "_deleted",
+        "_lines",
+        "key",
+        "obj",
+        "prev",
+        "resource",
+        "revision",
+        "rv",
+        "time",
+        "type",
     )
 
     def __init__(

@@ -174,9 +174,13 @@ def json_patch(target: Any, operations: list[Any]) -> Any:
             elif kind == "test":
                 got = parent[int(last)] if isinstance(parent, list) else parent.get(last)
                 if got != op.get("value"):
-                    raise st.StatusError(st.status(
-                        422, "Invalid",
-                        "the server rejected our request due to an error in our request"))
+                    raise st.StatusError(
+                        st.status(
+                            422,
+                            "Invalid",
+                            "the server rejected our request due to an error in our request",
+                        )
+                    )
             else:
                 raise st.bad_request(f"Unexpected kind: {kind}")
         except (KeyError, IndexError, ValueError, TypeError):
@@ -247,8 +251,9 @@ class ApiServer:
         self._stop_event = asyncio.Event()
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, handler_cancellation=True,
-                                     shutdown_timeout=1.0)
+        self._runner = web.AppRunner(
+            app, access_log=None, handler_cancellation=True, shutdown_timeout=1.0
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self._port)
         await site.start()
@@ -468,7 +473,8 @@ class ApiServer:
         if previous is not None:
             generation = int(old_meta.get("generation", 1))
             old_rest = {
-                k: v for k, v in previous.data.items()
+                k: v
+                for k, v in previous.data.items()
                 if k not in ("kind", "apiVersion", "metadata", "status")
             }
             new_rest = {k: v for k, v in rest.items() if k != "status"}
@@ -478,7 +484,11 @@ class ApiServer:
         meta["creationTimestamp"] = old_meta.get("creationTimestamp") or _now()
         for key, value in given.items():
             if key not in meta and key not in (
-                "uid", "resourceVersion", "generation", "creationTimestamp", "selfLink"
+                "uid",
+                "resourceVersion",
+                "generation",
+                "creationTimestamp",
+                "selfLink",
             ):
                 meta[key] = value
         data: Json = {"kind": resource.kind, "apiVersion": resource.api_version, "metadata": meta}
@@ -506,9 +516,12 @@ class ApiServer:
             self._generate_counter += 1
             name = f"{meta['generateName']}{self._generate_counter:05x}"
         if not name:
-            raise st.invalid_object(resource, resource.kind, "", [
-                st.required("metadata.name", "name or generateName is required")
-            ])
+            raise st.invalid_object(
+                resource,
+                resource.kind,
+                "",
+                [st.required("metadata.name", "name or generateName is required")],
+            )
         key = self._key(resource, namespace, name)
         if key in self.store.objects[resource]:
             raise st.already_exists(resource, name)
@@ -523,7 +536,11 @@ class ApiServer:
         return self._update(resource, obj, meta.get("name") or "", meta.get("namespace"))
 
     def _update(
-        self, resource: Resource, obj: Json, name: str, namespace: str | None,
+        self,
+        resource: Resource,
+        obj: Json,
+        name: str,
+        namespace: str | None,
         precondition_rv: str | None = None,
     ) -> Json:
         kind = self._kind(resource)
@@ -562,9 +579,15 @@ class ApiServer:
         self, resource: Resource, name: str, patch: Json, namespace: str | None = None
     ) -> Json:
         """Apply a JSON merge patch; a ``metadata.resourceVersion`` in it is a precondition."""
-        return self._patch(resource, name, namespace, lambda current: merge_patch(current, patch),
-                           (patch.get("metadata") or {}).get("resourceVersion")
-                           if isinstance(patch, dict) else None)
+        return self._patch(
+            resource,
+            name,
+            namespace,
+            lambda current: merge_patch(current, patch),
+            (patch.get("metadata") or {}).get("resourceVersion")
+            if isinstance(patch, dict)
+            else None,
+        )
 
     def _patch(
         self,
@@ -608,11 +631,16 @@ class ApiServer:
             raise st.not_found(resource, name)
         meta = current.data["metadata"]
         if uid and uid != meta.get("uid"):
-            raise st.conflict(resource, name, f"Precondition failed: UID in precondition: {uid}, "
-                              f"UID in object meta: {meta.get('uid')}")
+            raise st.conflict(
+                resource,
+                name,
+                f"Precondition failed: UID in precondition: {uid}, "
+                f"UID in object meta: {meta.get('uid')}",
+            )
         if resource_version and resource_version != meta.get("resourceVersion"):
             raise st.conflict(
-                resource, name,
+                resource,
+                name,
                 f"Precondition failed: ResourceVersion in precondition: {resource_version}, "
                 f"ResourceVersion in object meta: {meta.get('resourceVersion')}",
             )
@@ -632,8 +660,11 @@ class ApiServer:
         """Current objects of ``resource`` (in one namespace if given), in key order."""
         live = self.store.objects[self._kind(resource).resource]
         prefix = f"{namespace}/" if namespace and resource.namespaced else ""
-        return [dict(_decode(live[k].typed)) for k in self.store.sorted_keys(resource, live)
-                if k.startswith(prefix)]
+        return [
+            dict(_decode(live[k].typed))
+            for k in self.store.sorted_keys(resource, live)
+            if k.startswith(prefix)
+        ]
 
     def bulk_load(self, resource: Resource, objs: Iterable[Json]) -> None:
         """Create many objects fast (one revision each); watchers get them as ADDED events.
@@ -655,9 +686,12 @@ class ApiServer:
                 given = obj.get("metadata") or {}
                 name = given.get("name")
                 if not name:
-                    raise st.invalid_object(resource, kind_name, "", [
-                        st.required("metadata.name", "name or generateName is required")
-                    ])
+                    raise st.invalid_object(
+                        resource,
+                        kind_name,
+                        "",
+                        [st.required("metadata.name", "name or generateName is required")],
+                    )
                 namespace = self._namespace_of(resource, given.get("namespace"))
                 key = self._key(resource, namespace, name)
                 if key in live or key in seen:
@@ -722,23 +756,25 @@ class ApiServer:
         self, count: int, resource: Resource | str | None = None, timeout: float = 10.0
     ) -> None:
         """Until at least ``count`` watch streams are open (headers sent)."""
+
         async def check() -> bool:
             return self.watcher_count(resource) >= count
 
-        await self._wait_until(check, timeout, lambda: (
-            f"{self.watcher_count(resource)} watches open, wanted {count}"
-        ))
+        await self._wait_until(
+            check, timeout, lambda: f"{self.watcher_count(resource)} watches open, wanted {count}"
+        )
 
     async def wait_for_watchers_closed(
         self, resource: Resource | str | None = None, timeout: float = 10.0
     ) -> None:
         """Until no watch stream (of ``resource`` if given) is open any more."""
+
         async def check() -> bool:
             return self.watcher_count(resource) == 0
 
-        await self._wait_until(check, timeout, lambda: (
-            f"{self.watcher_count(resource)} watches still open"
-        ))
+        await self._wait_until(
+            check, timeout, lambda: f"{self.watcher_count(resource)} watches still open"
+        )
 
     async def wait_for_requests(
         self,
@@ -753,9 +789,9 @@ class ApiServer:
             found[:] = [r for r in self.requests if predicate(r)]
             return len(found) >= count
 
-        await self._wait_until(check, timeout, lambda: (
-            f"{len(found)} matching requests, wanted {count}"
-        ))
+        await self._wait_until(
+            check, timeout, lambda: f"{len(found)} matching requests, wanted {count}"
+        )
         return found
 
     async def _wait_until(
@@ -797,20 +833,24 @@ class ApiServer:
 
     # -- HTTP ---------------------------------------------------------------------------------
 
-    def _respond(self, request: web.Request, body: bytes, status: int = 200,
-                 headers: dict[str, str] | None = None) -> web.Response:
+    def _respond(
+        self,
+        request: web.Request,
+        body: bytes,
+        status: int = 200,
+        headers: dict[str, str] | None = None,
+    ) -> web.Response:
         agent = request.headers.get("User-Agent", "")
         if agent.startswith(_PRETTY_AGENTS):
             body = msgspec.json.format(body, indent=2) + b"\n"
-        return web.Response(body=body, status=status, headers=headers,
-                            content_type="application/json")
+        return web.Response(
+            body=body, status=status, headers=headers, content_type="application/json"
+        )
 
     def _error(self, request: web.Request, error: StatusError) -> web.Response:
         return self._respond(request, _encode(error.status), error.code, error.headers)
 
-    def _route(
-        self, request: web.Request
-    ) -> tuple[str, Kind | None, str | None, str | None, bool]:
+    def _route(self, request: web.Request) -> tuple[str, Kind | None, str | None, str | None, bool]:
         """(verb, kind, namespace, name, watch-path) for a resource path; kind None otherwise."""
         parts = [p for p in request.path.split("/") if p]
         method = request.method.upper()
@@ -868,14 +908,16 @@ class ApiServer:
         try:
             if fault is not None and fault.latency:
                 await self._sleep(fault.latency)
-            if fault is not None and (fault.status or fault.text_body is not None
-                                      or fault.status_body is not None):
+            if fault is not None and (
+                fault.status or fault.text_body is not None or fault.status_body is not None
+            ):
                 response: web.StreamResponse = self._fault_response(request, record, fault)
             elif kind is None:
                 response = self._non_resource(request)
             else:
-                response = await self._dispatch(request, record, verb, kind, namespace, name,
-                                                 watch_path, query, fault)
+                response = await self._dispatch(
+                    request, record, verb, kind, namespace, name, watch_path, query, fault
+                )
         except StatusError as error:
             response = self._error(request, error)
         if not record.status:
@@ -883,15 +925,17 @@ class ApiServer:
             self._notify_activity()
         return response
 
-    def _fault_response(self, request: web.Request, record: RecordedRequest,
-                        fault: Fault) -> web.Response:
+    def _fault_response(
+        self, request: web.Request, record: RecordedRequest, fault: Fault
+    ) -> web.Response:
         code = fault.status or 500
         headers: dict[str, str] = {}
         if fault.retry_after is not None:
             headers["Retry-After"] = str(fault.retry_after)
         if fault.text_body is not None:
-            return web.Response(text=fault.text_body, status=code, headers=headers,
-                                content_type="text/plain")
+            return web.Response(
+                text=fault.text_body, status=code, headers=headers, content_type="text/plain"
+            )
         if fault.status_body is not None:
             return self._respond(request, _encode(fault.status_body), code, headers)
         if code == 410 and record.verb == "watch":
@@ -911,41 +955,89 @@ class ApiServer:
         if parts in (["healthz"], ["livez"], ["readyz"]):
             return web.Response(text="ok", content_type="text/plain")
         if parts == ["version"]:
-            return self._respond(request, _encode({
-                "major": "1", "minor": "21" if self.personality == "no-watch-list" else "35",
-                "gitVersion": "v1.21.0" if self.personality == "no-watch-list" else "v1.35.0",
-                "platform": "informer/testing",
-            }))
+            return self._respond(
+                request,
+                _encode(
+                    {
+                        "major": "1",
+                        "minor": "21" if self.personality == "no-watch-list" else "35",
+                        "gitVersion": "v1.21.0"
+                        if self.personality == "no-watch-list"
+                        else "v1.35.0",
+                        "platform": "informer/testing",
+                    }
+                ),
+            )
         if parts == ["api"]:
-            return self._respond(request, _encode({"kind": "APIVersions", "versions": ["v1"],
-                                                   "serverAddressByClientCIDRs": []}))
+            return self._respond(
+                request,
+                _encode(
+                    {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []}
+                ),
+            )
         groups: dict[str, list[str]] = {}
         for group, version, _ in self._resources:
             if group and version not in groups.setdefault(group, []):
                 groups[group].append(version)
         if parts == ["apis"]:
-            return self._respond(request, _encode({
-                "kind": "APIGroupList", "apiVersion": "v1",
-                "groups": [{
-                    "name": g,
-                    "versions": [{"groupVersion": f"{g}/{v}", "version": v} for v in vs],
-                    "preferredVersion": {"groupVersion": f"{g}/{vs[0]}", "version": vs[0]},
-                } for g, vs in groups.items()],
-            }))
+            return self._respond(
+                request,
+                _encode(
+                    {
+                        "kind": "APIGroupList",
+                        "apiVersion": "v1",
+                        "groups": [
+                            {
+                                "name": g,
+                                "versions": [
+                                    {"groupVersion": f"{g}/{v}", "version": v} for v in vs
+                                ],
+                                "preferredVersion": {
+                                    "groupVersion": f"{g}/{vs[0]}",
+                                    "version": vs[0],
+                                },
+                            }
+                            for g, vs in groups.items()
+                        ],
+                    }
+                ),
+            )
         if (len(parts) == 2 and parts[0] == "api") or (len(parts) == 3 and parts[0] == "apis"):
             group, version = ("", parts[1]) if parts[0] == "api" else (parts[1], parts[2])
-            resources = [k.resource for (g, v, _), k in self._resources.items()
-                         if g == group and v == version]
+            resources = [
+                k.resource
+                for (g, v, _), k in self._resources.items()
+                if g == group and v == version
+            ]
             if resources:
-                return self._respond(request, _encode({
-                    "kind": "APIResourceList", "apiVersion": "v1",
-                    "groupVersion": f"{group}/{version}" if group else version,
-                    "resources": [{
-                        "name": r.plural, "singularName": r.kind.lower(),
-                        "namespaced": r.namespaced, "kind": r.kind,
-                        "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
-                    } for r in resources],
-                }))
+                return self._respond(
+                    request,
+                    _encode(
+                        {
+                            "kind": "APIResourceList",
+                            "apiVersion": "v1",
+                            "groupVersion": f"{group}/{version}" if group else version,
+                            "resources": [
+                                {
+                                    "name": r.plural,
+                                    "singularName": r.kind.lower(),
+                                    "namespaced": r.namespaced,
+                                    "kind": r.kind,
+                                    "verbs": [
+                                        "create",
+                                        "delete",
+                                        "get",
+                                        "list",
+                                        "patch",
+                                        "update",
+                                        "watch",
+                                    ],
+                                }
+                                for r in resources
+                            ],
+                        }
+                    ),
+                )
         raise st.no_such_path()
 
     async def _body(self, request: web.Request) -> Any:
@@ -1003,8 +1095,9 @@ class ApiServer:
                 if not isinstance(body, list):
                     raise st.bad_request("a JSON patch must be a list of operations")
                 ops = body
-                result = self._patch(resource, name, namespace,
-                                     lambda cur: json_patch(cur, ops), None)
+                result = self._patch(
+                    resource, name, namespace, lambda cur: json_patch(cur, ops), None
+                )
             elif ctype in _MERGE_PATCH_TYPES:
                 if not isinstance(body, dict):
                     raise st.bad_request("a merge patch must be a JSON object")
@@ -1016,8 +1109,13 @@ class ApiServer:
             body = await self._body(request)
             pre = body.get("preconditions") if isinstance(body, dict) else None
             pre = pre if isinstance(pre, dict) else {}
-            result = self.delete(resource, name, namespace,
-                                 resource_version=pre.get("resourceVersion"), uid=pre.get("uid"))
+            result = self.delete(
+                resource,
+                name,
+                namespace,
+                resource_version=pre.get("resourceVersion"),
+                uid=pre.get("uid"),
+            )
             if resource.plural not in _RETURN_DELETED_OBJECT:
                 # the generic registry answers a Status naming the object (finalizeDelete)
                 details: Json = {"name": name}
@@ -1025,8 +1123,13 @@ class ApiServer:
                     details["group"] = resource.group
                 details["kind"] = resource.plural
                 details["uid"] = result["metadata"].get("uid", "")
-                result = {"kind": "Status", "apiVersion": "v1", "metadata": {},
-                          "status": "Success", "details": details}
+                result = {
+                    "kind": "Status",
+                    "apiVersion": "v1",
+                    "metadata": {},
+                    "status": "Success",
+                    "details": details,
+                }
             return self._respond(request, _encode(result))
         raise st.method_not_allowed()
 
@@ -1040,34 +1143,45 @@ class ApiServer:
         if not self._watch_list:  # v1.21
             if rvm:
                 if watch:
-                    errs.append(st.forbidden("resourceVersionMatch",
-                                             "resourceVersionMatch is forbidden for watch"))
+                    errs.append(
+                        st.forbidden(
+                            "resourceVersionMatch", "resourceVersionMatch is forbidden for watch"
+                        )
+                    )
                 errs.extend(self._list_rvm_errors(rv, rvm, cont))
         elif watch:
             if sie is not None and rvm != "NotOlderThan":
-                errs.append(st.forbidden(
-                    "resourceVersionMatch",
-                    "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
-                ))
+                errs.append(
+                    st.forbidden(
+                        "resourceVersionMatch",
+                        "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                    )
+                )
             if rvm:
                 if sie is None:
-                    errs.append(st.forbidden(
-                        "resourceVersionMatch",
-                        "resourceVersionMatch is forbidden for watch unless sendInitialEvents is "
-                        "provided",
-                    ))
+                    errs.append(
+                        st.forbidden(
+                            "resourceVersionMatch",
+                            "resourceVersionMatch is forbidden for watch unless "
+                            "sendInitialEvents is provided",
+                        )
+                    )
                 if rvm != "NotOlderThan":
                     errs.append(st.not_supported("resourceVersionMatch", rvm, ["NotOlderThan"]))
                 if cont:
-                    errs.append(st.forbidden(
-                        "resourceVersionMatch",
-                        "resourceVersionMatch is forbidden when continue is provided"))
+                    errs.append(
+                        st.forbidden(
+                            "resourceVersionMatch",
+                            "resourceVersionMatch is forbidden when continue is provided",
+                        )
+                    )
         else:
             if rvm:
                 errs.extend(self._list_rvm_errors(rv, rvm, cont))
             if sie is not None:
-                errs.append(st.forbidden("sendInitialEvents",
-                                         "sendInitialEvents is forbidden for list"))
+                errs.append(
+                    st.forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list")
+                )
         if errs:
             raise st.invalid_list_options(errs)
 
@@ -1075,19 +1189,30 @@ class ApiServer:
     def _list_rvm_errors(rv: str, rvm: str, cont: str) -> list[tuple[str, str, str]]:
         errs: list[tuple[str, str, str]] = []
         if not rv:
-            errs.append(st.forbidden(
-                "resourceVersionMatch",
-                "resourceVersionMatch is forbidden unless resourceVersion is provided"))
+            errs.append(
+                st.forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                )
+            )
         if cont:
-            errs.append(st.forbidden("resourceVersionMatch",
-                                     "resourceVersionMatch is forbidden when continue is provided"))
+            errs.append(
+                st.forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                )
+            )
         if rvm not in ("Exact", "NotOlderThan"):
-            errs.append(st.not_supported("resourceVersionMatch", rvm,
-                                         ["Exact", "NotOlderThan", ""]))
+            errs.append(
+                st.not_supported("resourceVersionMatch", rvm, ["Exact", "NotOlderThan", ""])
+            )
         if rvm == "Exact" and rv == "0":
-            errs.append(st.forbidden(
-                "resourceVersionMatch",
-                'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'))
+            errs.append(
+                st.forbidden(
+                    "resourceVersionMatch",
+                    'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+                )
+            )
         return errs
 
     def _selector(self, query: dict[str, str], name: str | None = None) -> Selector:
@@ -1095,9 +1220,9 @@ class ApiServer:
         fields, _ = parse_field_selector(query.get("fieldSelector", ""))
         selector = labels & fields
         if name is not None:
-            selector = selector & Selector([
-                lambda o: (o.get("metadata") or {}).get("name") == name
-            ])
+            selector = selector & Selector(
+                [lambda o: (o.get("metadata") or {}).get("name") == name]
+            )
         return selector
 
     # -- LIST ---------------------------------------------------------------------------------
@@ -1109,6 +1234,7 @@ class ApiServer:
     @staticmethod
     def _decode_token(token: str) -> tuple[int, str]:
         """(rv, start key) of a continue token; raises 400 like ``storage.DecodeContinue``."""
+
         def invalid(why: str) -> StatusError:
             return st.bad_request(f"invalid continue token: continue key is not valid: {why}")
 
@@ -1140,15 +1266,22 @@ class ApiServer:
             raise invalid(start)
         return rv, start
 
-    def _list_body(self, kind: Kind, revision: int, items: list[bytes],
-                   token: str | None = None, remaining: int | None = None) -> bytes:
+    def _list_body(
+        self,
+        kind: Kind,
+        revision: int,
+        items: list[bytes],
+        token: str | None = None,
+        remaining: int | None = None,
+    ) -> bytes:
         meta: Json = {"resourceVersion": self._format_rv(revision)}
         if token:
             meta["continue"] = token
         if remaining is not None:
             meta["remainingItemCount"] = remaining
-        head = _encode({"kind": kind.list_kind, "apiVersion": kind.resource.api_version,
-                        "metadata": meta})
+        head = _encode(
+            {"kind": kind.list_kind, "apiVersion": kind.resource.api_version, "metadata": meta}
+        )
         return head[:-1] + b',"items":[' + b",".join(items) + b"]}"
 
     def _page(
@@ -1185,7 +1318,7 @@ class ApiServer:
                     break
         token = remaining = None
         if 0 < limit <= len(items) and index < hi:
-            token = self._encode_token(revision, last[len(prefix):] + "\x00")
+            token = self._encode_token(revision, last[len(prefix) :] + "\x00")
             if len(self._token_pages) >= 10_000:  # only for Fault(page=...); keep it bounded
                 self._token_pages.clear()
             self._token_pages[token] = page + 1
@@ -1193,8 +1326,9 @@ class ApiServer:
                 remaining = hi - index
         return self._list_body(kind, revision, items, token, remaining)
 
-    def _cache_list(self, kind: Kind, namespace: str | None, selector: Selector,
-                    revision: int, limit: int) -> bytes:
+    def _cache_list(
+        self, kind: Kind, namespace: str | None, selector: Selector, revision: int, limit: int
+    ) -> bytes:
         """A list as a watch cache serves it: with the quirks, the limit is ignored and the items
         come in hash order (not sorted); without them, like etcd."""
         if not self.watch_cache_quirks:
@@ -1204,12 +1338,12 @@ class ApiServer:
         prefix = f"{namespace}/" if namespace and resource.namespaced else ""
         keys = [k for k in state if k.startswith(prefix)]
         keys.sort(key=lambda k: zlib.crc32(k.encode()))
-        items = [state[k].item for k in keys
-                 if selector.empty or selector.matches(state[k].data)]
+        items = [state[k].item for k in keys if selector.empty or selector.matches(state[k].data)]
         return self._list_body(kind, revision, items)
 
-    async def _list(self, kind: Kind, namespace: str | None, query: dict[str, str],
-                    fault: Fault | None) -> bytes:
+    async def _list(
+        self, kind: Kind, namespace: str | None, query: dict[str, str], fault: Fault | None
+    ) -> bytes:
         rv = query.get("resourceVersion", "")
         rvm = query.get("resourceVersionMatch", "")
         cont = query.get("continue", "")
@@ -1257,8 +1391,9 @@ class ApiServer:
                 raise st.too_large(rv, self._format_rv(self._visible(lagged)), 1)
         return self._visible(lagged)
 
-    def _list_continue(self, kind: Kind, namespace: str | None, selector: Selector,
-                       rv: str, cont: str, limit: int) -> bytes:
+    def _list_continue(
+        self, kind: Kind, namespace: str | None, selector: Selector, rv: str, cont: str, limit: int
+    ) -> bytes:
         revision, start = self._decode_token(cont)
         if rv not in ("", "0"):
             raise st.bad_request("specifying resource version is not allowed when using continue")
@@ -1274,8 +1409,9 @@ class ApiServer:
 
     # -- GET ----------------------------------------------------------------------------------
 
-    async def _get(self, kind: Kind, namespace: str | None, name: str,
-                   query: dict[str, str]) -> bytes:
+    async def _get(
+        self, kind: Kind, namespace: str | None, name: str, query: dict[str, str]
+    ) -> bytes:
         resource = kind.resource
         rv = query.get("resourceVersion", "")
         key = self._key(resource, namespace, name)
@@ -1298,8 +1434,11 @@ class ApiServer:
         meta: Json = {"resourceVersion": rv, "creationTimestamp": None}
         if initial_end:
             meta["annotations"] = {_INITIAL_EVENTS_END: "true"}
-        obj = {"kind": kind.resource.kind, "apiVersion": kind.resource.api_version,
-               "metadata": meta}
+        obj = {
+            "kind": kind.resource.kind,
+            "apiVersion": kind.resource.api_version,
+            "metadata": meta,
+        }
         return _encode({"type": "BOOKMARK", "object": obj}) + b"\n"
 
     async def _watch(
@@ -1352,10 +1491,18 @@ class ApiServer:
         response.enable_chunked_encoding()
         await response.prepare(request)
         record.status = 200
-        watch = _Watch(resource, f"{namespace}/" if namespace and resource.namespaced else "",
-                       selector, start, lagged, allow_bookmarks, self._epoch)
-        writer = _Writer(self, request, response,
-                         fault if fault is not None and fault.affects_stream else None)
+        watch = _Watch(
+            resource,
+            f"{namespace}/" if namespace and resource.namespaced else "",
+            selector,
+            start,
+            lagged,
+            allow_bookmarks,
+            self._epoch,
+        )
+        writer = _Writer(
+            self, request, response, fault if fault is not None and fault.affects_stream else None
+        )
         self._watchers.add(watch)
         self._notify_activity()
         try:
@@ -1457,7 +1604,7 @@ class ApiServer:
                     next_bookmark = now + interval
                 if now >= pre_timeout:
                     next_bookmark = pre_timeout = math.inf
-                eligible = (not self.watch_cache_quirks or watch.saw_newer or watch.force_bookmark)
+                eligible = not self.watch_cache_quirks or watch.saw_newer or watch.force_bookmark
                 if watch.bookmark_now or eligible:
                     watch.bookmark_now = False
                 if eligible and visible >= watch.start:
@@ -1475,8 +1622,13 @@ class ApiServer:
 class _Writer:
     """Writes watch lines, applying a stream fault when there is one."""
 
-    def __init__(self, server: ApiServer, request: web.Request, response: web.StreamResponse,
-                 fault: Fault | None) -> None:
+    def __init__(
+        self,
+        server: ApiServer,
+        request: web.Request,
+        response: web.StreamResponse,
+        fault: Fault | None,
+    ) -> None:
         self.server = server
         self.request = request
         self.response = response
@@ -1527,8 +1679,7 @@ class _Writer:
         if fault.malformed_line and reached and "malformed" not in self.done:
             self.done.add("malformed")
             await self.response.write(_MALFORMED_LINE)
-        if (fault.replay_stale and reached and self.first is not None
-                and "replay" not in self.done):
+        if fault.replay_stale and reached and self.first is not None and "replay" not in self.done:
             self.done.add("replay")
             await self.response.write(self.first)
         if fault.error_event is not None and reached:

@@ -25,8 +25,13 @@ async def seeded(factory: Any, count: int = 3, **kwargs: Any) -> ApiServer:
 
 @pytest.mark.parametrize(
     ("code", "reason"),
-    [(410, "Expired"), (500, "InternalError"), (503, "ServiceUnavailable"), (504, "Timeout"),
-     (429, "TooManyRequests")],
+    [
+        (410, "Expired"),
+        (500, "InternalError"),
+        (503, "ServiceUnavailable"),
+        (504, "Timeout"),
+        (429, "TooManyRequests"),
+    ],
 )
 async def test_status_faults_have_status_bodies(
     api_server_factory: Any, client: Client, code: int, reason: str
@@ -44,8 +49,14 @@ async def test_status_faults_have_status_bodies(
 
 async def test_text_429_with_retry_after(api_server_factory: Any, client: Client) -> None:
     server = await seeded(api_server_factory)
-    server.faults.add(Fault(verb="list", status=429, retry_after=2,
-                            text_body="Too many requests, please try again later.\n"))
+    server.faults.add(
+        Fault(
+            verb="list",
+            status=429,
+            retry_after=2,
+            text_body="Too many requests, please try again later.\n",
+        )
+    )
     reply = await client.get(server, CM_PATH)
     assert reply.status == 429
     assert reply.headers["Content-Type"].startswith("text/plain")
@@ -138,14 +149,25 @@ async def test_replay_stale_and_duplicates(api_server_factory: Any, client: Clie
     async with client.watch(server, CM_PATH) as watch:
         events = await watch.take(5)
     assert [e["object"]["metadata"]["name"] for e in events] == [
-        "cm-0", "cm-1", "cm-1", "cm-2", "cm-2"
+        "cm-0",
+        "cm-1",
+        "cm-1",
+        "cm-2",
+        "cm-2",
     ]
 
 
 async def test_error_event(api_server_factory: Any, client: Client) -> None:
     server = await seeded(api_server_factory, count=2)
-    status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-              "message": "too old resource version: 1 (2)", "reason": "Expired", "code": 410}
+    status = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": "too old resource version: 1 (2)",
+        "reason": "Expired",
+        "code": 410,
+    }
     server.faults.add(Fault(verb="watch", error_event=status, after_events=1))
     async with client.watch(server, CM_PATH) as watch:
         events = await watch.rest()
@@ -167,12 +189,20 @@ async def test_requests_are_recorded(api_server_factory: Any, client: Client) ->
     await client.get(server, "/apis/coordination.k8s.io/v1/namespaces/kube/leases/x")
     listed, got = server.requests[-2:]
     assert (listed.method, listed.path, listed.verb, listed.resource, listed.namespace) == (
-        "GET", CM_PATH, "list", "configmaps", "default"
+        "GET",
+        CM_PATH,
+        "list",
+        "configmaps",
+        "default",
     )
     assert listed.query == {"limit": "2", "labelSelector": "a=b"}
     assert (listed.status, listed.page) == (200, 1)
     assert (got.verb, got.resource, got.namespace, got.name, got.status) == (
-        "get", "leases", "kube", "x", 404
+        "get",
+        "leases",
+        "kube",
+        "x",
+        404,
     )
     task = asyncio.create_task(server.wait_for_requests(lambda r: r.verb == "delete", count=2))
     await client.request(server, "DELETE", CM_PATH + "/cm-0")

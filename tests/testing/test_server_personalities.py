@@ -35,12 +35,14 @@ async def test_legacy_not_older_than_with_limit_acts_exact_and_may_410(
 ) -> None:
     server = await seeded(api_server_factory, "legacy")
     old = server.revision - 2
-    reply = await client.get(server, CM_PATH, resourceVersion=old,
-                             resourceVersionMatch="NotOlderThan", limit=2)
+    reply = await client.get(
+        server, CM_PATH, resourceVersion=old, resourceVersionMatch="NotOlderThan", limit=2
+    )
     assert reply.body["metadata"]["resourceVersion"] == str(old)  # Exact, not newest
     server.compact()
-    gone = await client.get(server, CM_PATH, resourceVersion=old,
-                            resourceVersionMatch="NotOlderThan", limit=2)
+    gone = await client.get(
+        server, CM_PATH, resourceVersion=old, resourceVersionMatch="NotOlderThan", limit=2
+    )
     assert gone.status == 410
     assert gone.body["message"] == "The resourceVersion for the provided list is too old."
 
@@ -61,9 +63,14 @@ async def test_legacy_ignores_invalid_match_and_send_initial_events(
     server = await seeded(api_server_factory, "legacy", count=2)
     reply = await client.get(server, CM_PATH, resourceVersionMatch="Exact", sendInitialEvents="1")
     assert reply.status == 200 and len(reply.body["items"]) == 2
-    async with client.watch(server, CM_PATH, sendInitialEvents="true",
-                            resourceVersionMatch="NotOlderThan", allowWatchBookmarks="true",
-                            timeoutSeconds=1) as watch:
+    async with client.watch(
+        server,
+        CM_PATH,
+        sendInitialEvents="true",
+        resourceVersionMatch="NotOlderThan",
+        allowWatchBookmarks="true",
+        timeoutSeconds=1,
+    ) as watch:
         events = await watch.rest()
     assert kinds(events)[:2] == ["ADDED", "ADDED"]
     assert not any("annotations" in e["object"]["metadata"] for e in events[2:])  # no end marker
@@ -80,8 +87,14 @@ async def test_legacy_rv0_limit_paginates(api_server_factory: Any, client: Clien
 
 async def test_v121_watch_with_match_is_422(api_server_factory: Any, client: Client) -> None:
     server = await seeded(api_server_factory, "no-watch-list")
-    reply = await client.get(server, CM_PATH, watch="true", resourceVersion="1",
-                             resourceVersionMatch="NotOlderThan", sendInitialEvents="true")
+    reply = await client.get(
+        server,
+        CM_PATH,
+        watch="true",
+        resourceVersion="1",
+        resourceVersionMatch="NotOlderThan",
+        sendInitialEvents="true",
+    )
     assert reply.status == 422
     assert reply.text == (
         '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":'
@@ -91,8 +104,9 @@ async def test_v121_watch_with_match_is_422(api_server_factory: Any, client: Cli
         '"Forbidden: resourceVersionMatch is forbidden for watch","field":'
         '"resourceVersionMatch"}]},"code":422}'
     )
-    no_rv = await client.get(server, CM_PATH, watch="true", resourceVersionMatch="NotOlderThan",
-                             sendInitialEvents="true")
+    no_rv = await client.get(
+        server, CM_PATH, watch="true", resourceVersionMatch="NotOlderThan", sendInitialEvents="true"
+    )
     assert no_rv.status == 422
     assert len(no_rv.body["details"]["causes"]) == 2
 
@@ -101,12 +115,14 @@ async def test_v121_ignores_send_initial_events_without_match(
     api_server_factory: Any, client: Client
 ) -> None:
     server = await seeded(api_server_factory, "no-watch-list", count=2)
-    async with client.watch(server, CM_PATH, sendInitialEvents="true",
-                            allowWatchBookmarks="true", timeoutSeconds=1) as watch:
+    async with client.watch(
+        server, CM_PATH, sendInitialEvents="true", allowWatchBookmarks="true", timeoutSeconds=1
+    ) as watch:
         events = await watch.rest()
     assert kinds(events) == ["ADDED", "ADDED"]  # quirks: no bookmark on a quiet resource
-    async with client.watch(server, CM_PATH, sendInitialEvents="true",
-                            resourceVersion=server.revision) as watch:
+    async with client.watch(
+        server, CM_PATH, sendInitialEvents="true", resourceVersion=server.revision
+    ) as watch:
         await server.wait_for_watchers(1)
         server.create(CONFIGMAPS, cm("later"))
         assert kinds(await watch.take(1)) == ["ADDED"]  # plain watch from the RV
@@ -142,8 +158,9 @@ async def test_stale_replica_newer_rv_is_504_too_large(
     api_server_factory: Any, client: Client
 ) -> None:
     server = await seeded(api_server_factory, "stale-replica", stale_lag=3)
-    reply = await client.get(server, CM_PATH, resourceVersion=server.revision,
-                             resourceVersionMatch="NotOlderThan")
+    reply = await client.get(
+        server, CM_PATH, resourceVersion=server.revision, resourceVersionMatch="NotOlderThan"
+    )
     assert reply.status == 504
     assert reply.body["message"] == (
         f"Timeout: Too large resource version: {server.revision}, current: {server.revision - 3}"
@@ -195,8 +212,9 @@ async def test_opaque_rvs_are_not_decimal_and_are_accepted_back(
     assert not any(is_comparable(i["metadata"]["resourceVersion"]) for i in listed.body["items"])
     exact = await client.get(server, CM_PATH, resourceVersion=rv, resourceVersionMatch="Exact")
     assert exact.body["metadata"]["resourceVersion"] == rv
-    rest = await client.get(server, CM_PATH, limit=5,
-                            **{"continue": listed.body["metadata"]["continue"]})
+    rest = await client.get(
+        server, CM_PATH, limit=5, **{"continue": listed.body["metadata"]["continue"]}
+    )
     assert rest.body["metadata"]["resourceVersion"] == rv and len(rest.body["items"]) == 3
     async with client.watch(server, CM_PATH, resourceVersion=rv) as watch:
         await server.wait_for_watchers(1)

@@ -52,8 +52,17 @@ async def test_kubeconfig(api_server: ApiServer, tmp_path: Path) -> None:
 
 async def test_cli_serve() -> None:
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "informer", "serve", "--port", "0", "--personality", "legacy",
-        "--compaction-window", "10", stdout=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "informer",
+        "serve",
+        "--port",
+        "0",
+        "--personality",
+        "legacy",
+        "--compaction-window",
+        "10",
+        stdout=asyncio.subprocess.PIPE,
     )
     try:
         assert process.stdout is not None

@@ -97,11 +97,20 @@ async def test_compacted_rv_from_the_watch_cache_uses_its_wording(
     server.compact()
     async with client.watch(server, CM_PATH, resourceVersion=old) as watch:
         assert watch.status == 200
-        assert await watch.rest() == [{"type": "ERROR", "object": {
-            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-            "message": f"too old resource version: {old} ({server.revision})",
-            "reason": "Expired", "code": 410,
-        }}]
+        assert await watch.rest() == [
+            {
+                "type": "ERROR",
+                "object": {
+                    "kind": "Status",
+                    "apiVersion": "v1",
+                    "metadata": {},
+                    "status": "Failure",
+                    "message": f"too old resource version: {old} ({server.revision})",
+                    "reason": "Expired",
+                    "code": 410,
+                },
+            }
+        ]
 
 
 async def test_compaction_by_count_and_age(api_server_factory: Any, client: Client) -> None:
@@ -228,7 +237,10 @@ async def test_no_bookmark_after_the_pre_timeout_one(
         bookmark_before_timeout=0.9,
     )
     async with client.watch(
-        server, CM_PATH, resourceVersion=server.revision, allowWatchBookmarks="true",
+        server,
+        CM_PATH,
+        resourceVersion=server.revision,
+        allowWatchBookmarks="true",
         timeoutSeconds=1,
     ) as watch:
         events = await watch.rest()
@@ -245,7 +257,10 @@ async def test_no_bookmarks_when_the_timeout_is_shorter_than_the_pre_timeout_mar
         bookmark_before_timeout=2.0,
     )
     async with client.watch(
-        server, CM_PATH, resourceVersion=server.revision, allowWatchBookmarks="true",
+        server,
+        CM_PATH,
+        resourceVersion=server.revision,
+        allowWatchBookmarks="true",
         timeoutSeconds=1,
     ) as watch:
         assert await watch.rest() == []
@@ -313,7 +328,10 @@ async def test_watch_list_without_allow_bookmarks_has_no_end_bookmark(
     # cacher.isListWatchRequest needs allowWatchBookmarks: the initial events come, no end marker
     server = await seeded(api_server_factory, watch_cache_quirks=False)
     async with client.watch(
-        server, CM_PATH, sendInitialEvents="true", resourceVersionMatch="NotOlderThan",
+        server,
+        CM_PATH,
+        sendInitialEvents="true",
+        resourceVersionMatch="NotOlderThan",
         timeoutSeconds=1,
     ) as watch:
         events = await watch.rest()
@@ -326,8 +344,12 @@ async def test_watch_list_future_rv_is_an_error_event_not_http_504(
     # waitUntilFreshLocked fails inside cacher.Watch: newErrWatcher, a 200 stream with one ERROR
     server = await seeded(api_server_factory)
     async with client.watch(
-        server, CM_PATH, sendInitialEvents="true", resourceVersionMatch="NotOlderThan",
-        resourceVersion="999999", allowWatchBookmarks="true",
+        server,
+        CM_PATH,
+        sendInitialEvents="true",
+        resourceVersionMatch="NotOlderThan",
+        resourceVersion="999999",
+        allowWatchBookmarks="true",
     ) as watch:
         assert watch.status == 200
         raw = await watch.line()
@@ -346,8 +368,12 @@ async def test_watch_list_from_an_rv_the_server_reaches(
 ) -> None:
     server = await seeded(api_server_factory)
     async with client.watch(
-        server, CM_PATH, sendInitialEvents="true", resourceVersionMatch="NotOlderThan",
-        resourceVersion=server.revision - 1, allowWatchBookmarks="true",
+        server,
+        CM_PATH,
+        sendInitialEvents="true",
+        resourceVersionMatch="NotOlderThan",
+        resourceVersion=server.revision - 1,
+        allowWatchBookmarks="true",
     ) as watch:
         events = await watch.take(4)
     assert [e["type"] for e in events] == ["ADDED"] * 3 + ["BOOKMARK"]

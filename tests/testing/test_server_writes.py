@@ -63,8 +63,9 @@ async def test_http_create_conflicts_and_not_found(api_server: ApiServer, client
     assert wrong_ns.status == 400
     no_name = await client.request(api_server, "POST", CM_PATH, {"metadata": {}})
     assert no_name.status == 422
-    generated = await client.request(api_server, "POST", CM_PATH,
-                                     {"metadata": {"generateName": "gen-"}})
+    generated = await client.request(
+        api_server, "POST", CM_PATH, {"metadata": {"generateName": "gen-"}}
+    )
     assert generated.body["metadata"]["name"].startswith("gen-")
 
 
@@ -75,19 +76,29 @@ async def test_http_update_patch_delete(api_server: ApiServer, client: Client) -
     assert put.status == 200 and put.body["data"] == {"k": "2"}
     conflict = await client.request(api_server, "PUT", CM_PATH + "/a", stale)
     assert conflict.status == 409 and conflict.body["reason"] == "Conflict"
-    merge = await client.request(api_server, "PATCH", CM_PATH + "/a", {"data": {"m": "1"}},
-                                 content_type="application/merge-patch+json")
+    merge = await client.request(
+        api_server,
+        "PATCH",
+        CM_PATH + "/a",
+        {"data": {"m": "1"}},
+        content_type="application/merge-patch+json",
+    )
     assert merge.body["data"] == {"k": "2", "m": "1"}
     json_patch = await client.request(
-        api_server, "PATCH", CM_PATH + "/a", [{"op": "remove", "path": "/data/k"}],
+        api_server,
+        "PATCH",
+        CM_PATH + "/a",
+        [{"op": "remove", "path": "/data/k"}],
         content_type="application/json-patch+json",
     )
     assert json_patch.body["data"] == {"m": "1"}
-    unsupported = await client.request(api_server, "PATCH", CM_PATH + "/a", {},
-                                       content_type="application/apply-patch+yaml")
+    unsupported = await client.request(
+        api_server, "PATCH", CM_PATH + "/a", {}, content_type="application/apply-patch+yaml"
+    )
     assert unsupported.status == 415
-    precondition = await client.request(api_server, "DELETE", CM_PATH + "/a",
-                                        {"preconditions": {"resourceVersion": "1"}})
+    precondition = await client.request(
+        api_server, "DELETE", CM_PATH + "/a", {"preconditions": {"resourceVersion": "1"}}
+    )
     assert precondition.status == 409
     deleted = await client.request(api_server, "DELETE", CM_PATH + "/a")
     assert deleted.status == 200
@@ -126,8 +137,9 @@ async def test_get_resource_version_rules(api_server_factory: Any, client: Clien
 
 
 async def test_cluster_scoped_and_custom_resources(api_server: ApiServer, client: Client) -> None:
-    created = await client.request(api_server, "POST", "/api/v1/namespaces",
-                                   {"metadata": {"name": "team"}})
+    created = await client.request(
+        api_server, "POST", "/api/v1/namespaces", {"metadata": {"name": "team"}}
+    )
     assert created.status == 201 and "namespace" not in created.body["metadata"]
     assert api_server.get(NAMESPACES, "team") is not None
     widgets = Resource("example.com", "v1", "widgets", "Widget")
@@ -181,8 +193,13 @@ async def test_no_op_writes_make_no_revision_and_no_event(
         assert patched["metadata"]["resourceVersion"] == rv
         put = await client.request(api_server, "PUT", path, body=made)
         assert put.status == 200 and put.body["metadata"]["resourceVersion"] == rv
-        merge = await client.request(api_server, "PATCH", path, body={"data": {"k": "same"}},
-                                     content_type="application/merge-patch+json")
+        merge = await client.request(
+            api_server,
+            "PATCH",
+            path,
+            body={"data": {"k": "same"}},
+            content_type="application/merge-patch+json",
+        )
         assert merge.status == 200 and merge.body == put.body
         assert api_server.revision == int(rv)
         changed = api_server.patch(CONFIGMAPS, "same", {"data": {"k": "new"}}, "default")
@@ -206,5 +223,8 @@ async def test_bulk_load_restores_the_collector_state(api_server: ApiServer) -> 
     finally:
         gc.enable()
     assert [o["metadata"]["name"] for o in api_server.list_objects(CONFIGMAPS, "default")] == [
-        "b0", "b1", "b2", "off"
+        "b0",
+        "b1",
+        "b2",
+        "off",
     ]
