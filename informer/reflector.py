@@ -160,6 +160,7 @@ class Reflector:
             else (self.options.list_strategy == "stream")
         )
         self._force_consistent = False
+        self._backwards_counted = False  # the restore behind the pending consistent list
         self._consecutive_too_large = 0
         self._quick_ends = 0
         self._older_in_a_row = 0
@@ -237,7 +238,10 @@ class Reflector:
                 self._counters.expired += 1
                 self._expired_in_a_row += 1
                 self.log.info(
-                    "reflector.watch_expired", message=exc.message, times=self._expired_in_a_row
+                    "reflector.watch_expired",
+                    phase=phase.value,
+                    message=exc.message,
+                    times=self._expired_in_a_row,
                 )
                 phase = _Phase.LIST
                 if self._expired_in_a_row > 1:  # 410 again with no progress since: back off
@@ -256,6 +260,7 @@ class Reflector:
                 self.log.info("reflector.watch_too_large", delay=round(delay, 3))
             except _ServerWentBackwards:
                 self._counters.backwards += 1
+                self._backwards_counted = True  # the consistent relist it causes is this one
                 self.log.warning(
                     "reflector.server_went_backwards", cache_rv=self.store.resource_version
                 )
@@ -344,9 +349,9 @@ class Reflector:
                     limit = None  # one unpaginated consistent list: cannot expire
                 continue
             except ResourceExpired:
-                self._counters.expired += 1
                 if consistent:
-                    raise
+                    raise  # counted (once) by run()
+                self._counters.expired += 1
                 # an old server applied Exact to NotOlderThan + limit (KEP-2523): consistent read
                 self.log.info("reflector.list_expired", rv=rv, match=rvm)
                 consistent = True
@@ -374,7 +379,8 @@ class Reflector:
                         await self._backoff.sleep()
                     continue
                 # a consistent read is the truth: the server's RVs went backwards (etcd restore)
-                self._counters.backwards += 1
+                if not self._backwards_counted:
+                    self._counters.backwards += 1
                 self.log.warning(
                     "reflector.server_went_backwards",
                     list_rv=result.resource_version,
@@ -382,6 +388,7 @@ class Reflector:
                 )
             self._apply_list(result.items, result.resource_version, relist)
             self._force_consistent = False
+            self._backwards_counted = False
             return
 
     def _is_older(self, rv: str, than: str) -> bool:
