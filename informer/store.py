@@ -596,15 +596,18 @@ class Store:
         obj: KubeObject,
     ) -> None:
         try:
-            values = _index_values(fn, obj)
-            for v in values:
-                bucket = index.get(v)
-                if bucket is None:
-                    index[v] = bucket = {}
-                bucket[key] = None
+            # all values first: a function raising midway must leave nothing behind, since
+            # _index_remove (raising the same way) could not take a partial entry out again
+            values = [*_index_values(fn, obj)]
         except Exception as exc:  # a user function: never let it break the reflector
             self._index_errors += 1
             _log.error("store.index_error", index=name, key=key, error=repr(exc))
+            return
+        for v in values:
+            bucket = index.get(v)
+            if bucket is None:
+                index[v] = bucket = {}
+            bucket[key] = None
 
     def _index_remove(
         self,

@@ -6,9 +6,15 @@ or counters; ``asyncio.timeout`` only bounds a hang, nothing asserts timing.
 
 from __future__ import annotations
 
-from conftest import cm, running_informer, wait_until
+from typing import Any
 
+import msgspec
+from conftest import cm, running_informer, wait_until
+from structlog.testing import capture_logs
+
+from informer.objects import KubeObject
 from informer.resource import CONFIGMAPS
+from informer.store import Store
 from informer.testing import ApiServer, Fault
 
 
@@ -38,3 +44,39 @@ async def test_consistent_list_410_counts_one_expired() -> None:
             stats = inf.statistics()
     assert [r.status for r in server.requests if r.verb == "list"] == [410, 410, 200]
     assert stats.expired == 2
+
+
+# -- store indexes --------------------------------------------------------------------------------
+def _obj(name: str, rv: str) -> KubeObject:
+    body = {
+        "kind": "ConfigMap",
+        "apiVersion": "v1",
+        "metadata": {
+            "name": name,
+            "namespace": "default",
+            "uid": f"u-{name}",
+            "resourceVersion": rv,
+        },
+    }
+    return KubeObject.from_raw(msgspec.json.encode(body))
+
+
+def test_index_function_raising_midway_leaves_no_dangling_key() -> None:
+    # An index function that yields a value and then raises left the key in that bucket; after
+    # the object was deleted, by_index raised KeyError for every reader of that value.
+    def values(obj: KubeObject) -> Any:
+        yield "x"
+        raise RuntimeError("broken index")
+
+    store = Store()
+    store.add_index("by-x", values)
+    store.replace([], "1")
+    with capture_logs():
+        store.apply_event("ADDED", _obj("a", "2"))
+        store.apply_event("DELETED", _obj("a", "3"))
+        assert store.by_index("by-x", "x") == []
+        assert store.index_values("by-x") == []
+        store.replace([_obj("b", "4")], "4")
+        assert store.by_index("by-x", "x") == []
+        store.apply_event("DELETED", _obj("b", "5"))
+        assert store.by_index("by-x", "x") == []
