@@ -63,6 +63,7 @@ from informer.resource_version import InvalidResourceVersion, is_comparable, rv_
 __all__ = [
     "NAMESPACE_INDEX",
     "CacheNotComparable",
+    "CacheWentBackwards",
     "Delta",
     "Freshness",
     "IndexFunc",
@@ -99,6 +100,23 @@ class CacheNotComparable(InvalidResourceVersion):
         )
         self.cache_rv = cache_rv
         self.wanted_rv = wanted_rv
+
+
+class CacheWentBackwards(StaleCacheError):
+    """The cache was relisted at an older resource version than a pending wait wanted.
+
+    The server's RVs went back (an etcd restore): the wanted RV belongs to a history the server no
+    longer has, and its number will be reused by other writes, so the wait cannot be satisfied
+    honestly. Raised into every freshness wait pending above the new cache RV (a subclass of
+    ``StaleCacheError``: a caller falls back to a live read, as after a timeout).
+    """
+
+    def __init__(self, cache_rv: str, wanted_rv: str) -> None:
+        super().__init__(cache_rv, wanted_rv, None)
+        self.args = (
+            f"the server's resource versions went back (etcd restore?): the cache was relisted "
+            f"at {cache_rv!r}, below the wanted {wanted_rv!r}, which may now name another write",
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -406,7 +424,9 @@ class Store:
         ``StaleCacheError`` (cache RV, ``rv``, ``timeout``) after ``timeout`` seconds (None: wait
         forever; 0: do not wait). Raises at once ``InvalidResourceVersion`` for a malformed ``rv``
         and ``CacheNotComparable`` when the store's RVs are opaque and ``rv`` is not exactly the
-        cache RV (also raised into a pending wait if the store turns non-comparable).
+        cache RV (also raised into a pending wait if the store turns non-comparable), and
+        ``CacheWentBackwards`` (a ``StaleCacheError``) into a pending wait when the cache is
+        relisted at an older RV (a server restored from backup).
 
         A quiet resource may get no bookmark that would move the cache RV (see the module
         docstring): always pass a timeout when ``rv`` does not come from a write to this resource.
@@ -766,7 +786,8 @@ class Store:
 
         The reflector has verified the list RV is not older than what it had seen; if it is older
         all the same (a restored server, relisted on purpose) the store accepts it, logs
-        ``store.rv_went_backwards`` and counts ``rv_regressions``.
+        ``store.rv_went_backwards``, counts ``rv_regressions`` and fails the freshness waits still
+        pending (all above the new cache RV) with :class:`CacheWentBackwards`.
         """
         old_items = self._c.items
         new_items: dict[str, KubeObject] = {}
@@ -815,12 +836,20 @@ class Store:
             self._go_opaque(rv)
         if self._comparable:
             key_rv = (len(rv), rv)
-            if self._rv_key is not None and key_rv < self._rv_key:
+            went_back = self._rv_key is not None and key_rv < self._rv_key
+            if went_back:
                 self._regressions += 1
                 _log.warning(
                     "store.rv_went_backwards", resource_version=rv, cache_resource_version=self._rv
                 )
             self._set_rv(rv, key_rv)
+            if went_back and self._heap:
+                # every wait still pending wants an RV of the lost history: fail it now rather
+                # than hang, or resolve later on a different write that reuses the number
+                heap, self._heap, self._heap_dead = self._heap, [], 0
+                for (_, wanted), _, fut in heap:
+                    if not fut.done():
+                        fut.set_exception(CacheWentBackwards(rv, wanted))
         else:
             self._set_rv(rv, None)
         if self._key_waiters:

@@ -6,15 +6,18 @@ or counters; ``asyncio.timeout`` only bounds a hang, nothing asserts timing.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import msgspec
+import pytest
 from conftest import cm, running_informer, wait_until
 from structlog.testing import capture_logs
 
+from informer.errors import StaleCacheError
 from informer.objects import KubeObject
 from informer.resource import CONFIGMAPS
-from informer.store import Store
+from informer.store import CacheWentBackwards, Store
 from informer.testing import ApiServer, Fault
 
 
@@ -44,6 +47,32 @@ async def test_consistent_list_410_counts_one_expired() -> None:
             stats = inf.statistics()
     assert [r.status for r in server.requests if r.verb == "list"] == [410, 410, 200]
     assert stats.expired == 2
+
+
+# -- freshness waiters across a restore ----------------------------------------------------------
+async def test_waiter_above_a_restored_cache_rv_gets_a_clear_outcome() -> None:
+    # The cache relists at an older RV (etcd restore): an RV of the lost timeline will be reused by
+    # other writes, so a pending wait for it must not hang, nor later claim it was reached.
+    async with ApiServer("restored", too_large_wait=0.01) as server:
+        for i in range(3):
+            server.create(CONFIGMAPS, cm(f"c{i}"))
+        backup = server.revision
+        for i in range(3, 6):
+            server.create(CONFIGMAPS, cm(f"c{i}"))
+        async with running_informer(server) as inf:
+            await server.wait_for_watchers(1)
+            wanted = str(int(inf.store.resource_version) + 1)
+            waiter = asyncio.create_task(inf.wait_for_resource_version(wanted))
+            await asyncio.sleep(0)  # a yield: the waiter is registered
+            server.restore(backup)
+            await wait_until(lambda: inf.statistics().relists >= 1)
+            async with asyncio.timeout(5):  # bounds a hang only
+                with pytest.raises(StaleCacheError) as info:
+                    await waiter
+            assert info.value.wanted_rv == wanted
+            assert info.value.cache_rv == inf.store.resource_version
+            assert isinstance(info.value, CacheWentBackwards)
+            assert "went back" in str(info.value)
 
 
 # -- store indexes --------------------------------------------------------------------------------
