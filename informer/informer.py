@@ -6,6 +6,7 @@ added, updated+updated -> updated from the first old to the last new, added+dele
 updated+deleted -> deleted), so its memory is bounded by the number of objects and it always ends
 at the cache's state, as a level-triggered controller wants. A delete followed by a re-create is
 kept as two deliveries. A handler that raises is logged and counted; the next change still comes.
+A delivery interrupted by ``stop`` stays queued and is made again when the informer is restarted.
 """
 
 from __future__ import annotations
@@ -108,6 +109,16 @@ class Handler:
         self._idle.clear()
         self._wakeup.set()
 
+    def _requeue(self, key: str, deltas: list[Delta]) -> None:
+        """Put back, first in line, what a stop interrupted (merged with what came since)."""
+        merged = list(deltas)
+        for delta in self._pending.pop(key, ()):
+            merged[-1:] = _merge(merged[-1], delta) if merged else [delta]
+        if merged:
+            self._pending[key] = merged
+            self._pending.move_to_end(key, last=False)
+            self._idle.clear()
+
     def start(self) -> None:
         if self._task is None:
             self._task = asyncio.create_task(self._run(), name=f"informer-handler-{self.name}")
@@ -129,14 +140,15 @@ class Handler:
                 self._wakeup.clear()
                 await self._wakeup.wait()
                 continue
-            _, deltas = self._pending.popitem(last=False)
-            for delta in deltas:
+            key, deltas = self._pending.popitem(last=False)
+            for i, delta in enumerate(deltas):
                 try:
                     result = self._deliver(delta)
                     if inspect.isawaitable(result):
                         await result
                 except asyncio.CancelledError:
                     if (task := asyncio.current_task()) is not None and task.cancelling():
+                        self._requeue(key, deltas[i:])  # a restart delivers them (again)
                         raise
                     self._errors += 1  # raised by the handler's own code: not a stop
                     self._log.error("informer.handler_cancelled", type=delta.type)
@@ -194,18 +206,30 @@ class Informer:
         await self.stop()
 
     def start(self) -> None:
-        """Run in a background task (``stop`` ends it)."""
-        if self._task is None:
-            self._task = asyncio.create_task(self.run(), name=f"informer-{self.resource.plural}")
+        """Run in a background task (``stop`` ends it; ``start`` again resumes from the cache)."""
+        if self._task is None and not self._running:
+            self._running = True  # claimed at once: a run() meanwhile is refused
+            self._task = asyncio.create_task(self._run(), name=f"informer-{self.resource.plural}")
 
     async def stop(self) -> None:
         """Cancel the reflector and the handler tasks, and wait for them to end."""
         task, self._task = self._task, None
         await _cancel(task)
+        if task is not None:
+            self._running = False  # also when the task was cancelled before it ran
 
     async def run(self) -> None:
-        """List, watch and deliver to handlers until cancelled."""
+        """List, watch and deliver to handlers until cancelled.
+
+        Raises ``RuntimeError`` if the informer is already running (``start`` or another ``run``):
+        two reflectors must never write one store.
+        """
+        if self._running:
+            raise RuntimeError("informer is already running")
         self._running = True
+        await self._run()
+
+    async def _run(self) -> None:
         for handler in self._handlers:
             handler.start()
         try:
