@@ -31,6 +31,7 @@ from informer.backoff import Backoff, BackoffPolicy
 from informer.errors import (
     ApiError,
     MalformedResponse,
+    MalformedWatchLine,
     ResourceExpired,
     TooLargeResourceVersion,
     TooManyRequests,
@@ -42,7 +43,7 @@ from informer.objects import KubeObject
 from informer.pager import ContinueExpired, ListResult, list_all, list_exact
 from informer.resource import Resource
 from informer.resource_version import compare_resource_versions, is_comparable
-from informer.store import Delta, Store
+from informer.store import Delta, Store, describe_error
 from informer.transport import Transport, WatchEvent, WatchStream
 
 __all__ = ["Reflector", "ReflectorOptions", "ReflectorStats"]
@@ -269,10 +270,14 @@ class Reflector:
             except (TransportError, WatchStreamError, MalformedResponse) as exc:
                 self._counters.errors += 1
                 delay = await self._backoff.sleep()
+                if isinstance(exc, MalformedWatchLine):  # its message quotes the line: data
+                    error = f"malformed watch line at byte {exc.offset}: {exc.why}"
+                else:
+                    error = str(exc)
                 self.log.info(
                     "reflector.connection_error",
                     phase=phase.value,
-                    error=str(exc),
+                    error=error,
                     delay=round(delay, 3),
                 )
             except ApiError as exc:
@@ -566,9 +571,10 @@ class Reflector:
             return obj
         try:
             out = KubeObject.from_dict(transform(obj.to_dict()))
-        except Exception:
+        except Exception as exc:
             self._counters.errors += 1
-            self.log.exception("reflector.transform_failed", key=obj.key)
+            # no traceback: its locals hold the object as a dict (a Secret's data, in a log)
+            self.log.error("reflector.transform_failed", key=obj.key, error=describe_error(exc))
             return obj
         a, b = obj.metadata_, out.metadata_
         if (a.name, a.namespace, a.uid, a.resource_version) != (

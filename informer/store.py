@@ -202,6 +202,19 @@ _HeapEntry = tuple[tuple[int, str], int, "asyncio.Future[None]"]
 _KeyPredicate = Callable[[KubeObject | None], bool]
 
 
+def describe_error(exc: BaseException) -> str:
+    """An exception raised by user code on an object, for a log line: its type and where it was
+    raised, never its message or traceback (they can quote the object's data, e.g. a Secret's, and
+    a console renderer showing locals would print the object itself)."""
+    tb = exc.__traceback__
+    if tb is None:
+        return type(exc).__name__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    return f"{type(exc).__name__} in {code.co_name} ({code.co_filename}:{tb.tb_lineno})"
+
+
 def _key_of(name: str, namespace: str | None) -> str:
     return f"{namespace}/{name}" if namespace else name
 
@@ -621,7 +634,7 @@ class Store:
             values = [*_index_values(fn, obj)]
         except Exception as exc:  # a user function: never let it break the reflector
             self._index_errors += 1
-            _log.error("store.index_error", index=name, key=key, error=repr(exc))
+            _log.error("store.index_error", index=name, key=key, error=describe_error(exc))
             return
         for v in values:
             bucket = index.get(v)
