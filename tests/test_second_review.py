@@ -19,7 +19,7 @@ from kubernetes_asyncio.client import ApiClient, Configuration
 from structlog.testing import capture_logs
 
 from informer.errors import StaleCacheError
-from informer.informer import Informer
+from informer.informer import Informer, SharedInformerFactory
 from informer.objects import KubeObject
 from informer.resource import CONFIGMAPS, SECRETS
 from informer.store import CacheWentBackwards, Store
@@ -244,3 +244,26 @@ async def test_transform_failing_on_a_secret_logs_no_data() -> None:
     assert "reflector.transform_failed" in text and "store.index_error" in text
     assert "ValueError" in text  # what failed is still said
     assert "aHVudGVy" not in text
+
+
+# -- shared informers -----------------------------------------------------------------------------
+async def test_factory_stop_then_start_resumes_and_late_informers_wait_for_start() -> None:
+    async with ApiServer(too_large_wait=0.01) as server:
+        server.create(CONFIGMAPS, cm("a"))
+        api = server.api_client()
+        try:
+            factory = SharedInformerFactory(api, options=FAST)
+            inf = factory.informer(CONFIGMAPS)
+            factory.start()
+            await factory.wait_for_sync(timeout=10)
+            await factory.stop()
+            made = server.create(CONFIGMAPS, cm("b"))
+            late = factory.informer(CONFIGMAPS, namespace="default")
+            assert not late.has_synced
+            factory.start()
+            await inf.wait_for_write(made, timeout=10)
+            await factory.wait_for_sync(timeout=10)
+            assert sorted(late.store.keys()) == ["default/a", "default/b"]
+            await factory.stop()
+        finally:
+            await api.close()
