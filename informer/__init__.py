@@ -29,7 +29,14 @@ from informer.resource_version import (
     compare_resource_versions,
     is_comparable,
 )
-from informer.store import CacheNotComparable, Delta, Freshness, Store, Tombstone
+from informer.store import (
+    CacheNotComparable,
+    CacheWentBackwards,
+    Delta,
+    Freshness,
+    Store,
+    Tombstone,
+)
 from informer.transport import ListPage, Transport, WatchEvent
 
 __all__ = [
@@ -41,6 +48,7 @@ __all__ = [
     "ApiError",
     "BackoffPolicy",
     "CacheNotComparable",
+    "CacheWentBackwards",
     "Delta",
     "Freshness",
     "Handler",
