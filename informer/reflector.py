@@ -73,7 +73,8 @@ class ReflectorOptions:
 
 @dataclass(frozen=True, slots=True)
 class ReflectorStats:
-    """Counters of one reflector (and its store)."""
+    """Counters of one reflector (and its store). ``lists`` counts lists applied (paginated or
+    streamed), ``list_pages`` the pages fetched, ``stale_lists`` lists refused as older."""
 
     lists: int
     list_pages: int
@@ -331,7 +332,6 @@ class Reflector:
         relist = self.has_synced
         while True:
             rv, rvm = self._list_request(restart_rv, consistent)
-            self._counters.lists += 1
             try:
                 result = await list_all(
                     self.transport,
@@ -391,6 +391,7 @@ class Reflector:
                     list_rv=result.resource_version,
                     cache_rv=last,
                 )
+            self._counters.lists += 1
             self._apply_list(result.items, result.resource_version, relist)
             self._force_consistent = False
             self._backwards_counted = False
