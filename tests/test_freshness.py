@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from conftest import cm, running_informer
+from conftest import cm, running_informer, wait_until
 
 from informer.errors import StaleCacheError
 from informer.resource import CONFIGMAPS, SECRETS
+from informer.store import CacheWentBackwards
 from informer.testing import ApiServer
 
 
@@ -107,3 +108,44 @@ async def test_wait_for_deletion_accepts_the_status_a_delete_returns() -> None:
             }
             await inf.wait_for_deletion(status, timeout=10)
             assert inf.store.get("a", "ns1") is None
+
+
+async def test_wait_for_deletion_waits_until_the_cache_has_seen_the_delete() -> None:
+    # Read-your-writes for a delete: when wait_for_deletion returns, the cache must have caught up
+    # to the delete. Here the cache has not even seen the create yet: it returns at once, and the
+    # object then appears in the cache (ADDED) after the caller was told it is gone.
+    async with ApiServer(too_large_wait=0.01) as server:
+        async with running_informer(server) as inf:
+            await server.wait_for_watchers(1)
+            server.create(CONFIGMAPS, cm("a"))
+            deleted = server.delete(CONFIGMAPS, "a", namespace="default")
+            await inf.wait_for_deletion(deleted, timeout=10)
+            assert inf.store.is_fresh(deleted["metadata"]["resourceVersion"]), (
+                f"returned with cache RV {inf.store.resource_version}, delete at "
+                f"{deleted['metadata']['resourceVersion']}"
+            )
+
+
+async def test_wait_above_a_restored_cache_rv_fails_with_cache_went_backwards() -> None:
+    # The cache relists at an older RV (etcd restore): an RV of the lost timeline will be reused by
+    # other writes, so a pending wait for it must not hang, nor later claim it was reached.
+    async with ApiServer("restored", too_large_wait=0.01) as server:
+        for i in range(3):
+            server.create(CONFIGMAPS, cm(f"c{i}"))
+        backup = server.revision
+        for i in range(3, 6):
+            server.create(CONFIGMAPS, cm(f"c{i}"))
+        async with running_informer(server) as inf:
+            await server.wait_for_watchers(1)
+            wanted = str(int(inf.store.resource_version) + 1)
+            waiter = asyncio.create_task(inf.wait_for_resource_version(wanted))
+            await asyncio.sleep(0)  # a yield: the waiter is registered
+            server.restore(backup)
+            await wait_until(lambda: inf.statistics().relists >= 1)
+            async with asyncio.timeout(5):  # bounds a hang only
+                with pytest.raises(StaleCacheError) as info:
+                    await waiter
+            assert info.value.wanted_rv == wanted
+            assert info.value.cache_rv == inf.store.resource_version
+            assert isinstance(info.value, CacheWentBackwards)
+            assert "went back" in str(info.value)

@@ -834,3 +834,52 @@ async def test_every_handler_task_ends_with_the_informer(server: ApiServer, how:
         leaked = sorted(t.get_name() for t in client_tasks() - before)
         assert leaked == []
         await no_watchers(server, CONFIGMAPS)
+
+
+async def test_handler_raising_cancelled_error_keeps_receiving() -> None:
+    # A handler awaiting something that was cancelled elsewhere raises CancelledError although
+    # its task was not cancelled: that is a raising handler (logged, counted), not a stop.
+    async with ApiServer(too_large_wait=0.01) as server:
+        async with running_informer(server) as inf:
+            seen: list[str] = []
+            got_b = asyncio.Event()
+
+            async def on_add(obj: Any, initial: bool) -> None:
+                seen.append(obj.name)
+                if obj.name == "a":
+                    fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+                    fut.cancel()
+                    await fut  # raises CancelledError
+                if obj.name == "b":
+                    got_b.set()
+
+            handler = inf.add_handler(on_add, name="cancel-prone")
+            await server.wait_for_watchers(1)
+            server.create(CONFIGMAPS, cm("a"))
+            await inf.wait_for_write(server.create(CONFIGMAPS, cm("b")), timeout=10)
+            async with asyncio.timeout(5):
+                await got_b.wait()
+            assert seen == ["a", "b"]
+            assert handler.statistics().errors == 1
+
+
+async def test_events_iterator_ends_when_the_informer_stops() -> None:
+    # `async for ev in inf.events()` must not hang forever once the informer is stopped.
+    async with ApiServer(too_large_wait=0.01) as server:
+        server.create(CONFIGMAPS, cm("a"))
+        async with running_informer(server) as inf:
+            got: list[Any] = []
+
+            async def consume() -> None:
+                async for ev in inf.events():
+                    got.append(ev)
+
+            consumer = asyncio.create_task(consume())
+            while not got:  # noqa: ASYNC110 - the initial add arrives through the queue
+                await asyncio.sleep(0)
+        try:
+            async with asyncio.timeout(5):
+                await consumer
+        finally:
+            consumer.cancel()
+            await asyncio.wait([consumer])

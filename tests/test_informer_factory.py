@@ -155,3 +155,25 @@ async def test_factory_accepts_an_api_client(server: ApiServer) -> None:
             assert inf.has_synced
     finally:
         await api.close()
+
+
+async def test_factory_stop_then_start_resumes_and_late_informers_wait_for_start() -> None:
+    async with ApiServer(too_large_wait=0.01) as server:
+        server.create(CONFIGMAPS, cm("a"))
+        api = server.api_client()
+        try:
+            factory = SharedInformerFactory(api, options=FAST)
+            inf = factory.informer(CONFIGMAPS)
+            factory.start()
+            await factory.wait_for_sync(timeout=10)
+            await factory.stop()
+            made = server.create(CONFIGMAPS, cm("b"))
+            late = factory.informer(CONFIGMAPS, namespace="default")
+            assert not late.has_synced
+            factory.start()
+            await inf.wait_for_write(made, timeout=10)
+            await factory.wait_for_sync(timeout=10)
+            assert sorted(late.store.keys()) == ["default/a", "default/b"]
+            await factory.stop()
+        finally:
+            await api.close()

@@ -59,3 +59,19 @@ async def test_restored_server_is_detected_and_relisted_consistently() -> None:
             assert inf.store.resource_version == made["metadata"]["resourceVersion"]
         lists = [r.query for r in server.requests if r.verb == "list" and r.page == 1]
         assert lists[-2:] == [{"limit": "1"}, {"limit": "2"}]  # probe, then a consistent relist
+
+
+async def test_one_restore_counts_one_backwards() -> None:
+    # The probe after the watch ended finds the server behind (counted), then the consistent relist
+    # comes back older as expected: that is the same restore, not a second one.
+    async with ApiServer("restored", too_large_wait=0.01) as server:
+        for i in range(3):
+            server.create(CONFIGMAPS, cm(f"c{i}"))
+        backup = server.revision
+        for i in range(3, 6):
+            server.create(CONFIGMAPS, cm(f"c{i}"))
+        async with running_informer(server) as inf:
+            await server.wait_for_watchers(1)
+            server.restore(backup)
+            await wait_until(lambda: inf.statistics().relists >= 1)
+            assert inf.statistics().backwards == 1

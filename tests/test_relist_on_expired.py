@@ -56,3 +56,53 @@ async def test_watch_error_event_410_relists() -> None:
             await server.wait_for_requests(lambda r: r.verb == "list", count=2)
             await server.wait_for_requests(lambda r: r.verb == "watch", count=2)
             assert inf.statistics().expired == 1
+
+
+async def test_consistent_list_answering_410_every_time_backs_off() -> None:
+    # A consistent list answering 410 every time (a broken proxy, a misbehaving aggregated API)
+    # must not make the reflector hammer the server in a tight loop: it must back off.
+    async with ApiServer(too_large_wait=0.01) as server:
+        server.create(CONFIGMAPS, cm("a"))
+        server.faults.add(Fault(verb="list", status=410, times=None))
+        async with running_informer(server, sync=False) as inf:
+            await server.wait_for_requests(lambda r: r.verb == "list", count=6)
+            assert inf.reflector._backoff.attempt >= 1, "6 failed lists, not one backoff"
+
+
+async def test_watch_answering_410_every_time_backs_off() -> None:
+    # list OK, watch 410, relist OK, watch 410, ... : client-go backs off between ListAndWatch
+    # rounds; here every round is immediate, forever.
+    async with ApiServer(too_large_wait=0.01) as server:
+        server.create(CONFIGMAPS, cm("a"))
+        server.faults.add(Fault(verb="watch", status=410, times=None))
+        async with running_informer(server) as inf:
+            await server.wait_for_requests(lambda r: r.verb == "watch", count=5)
+            assert len(relists(server)) >= 4
+            assert inf.reflector._backoff.attempt >= 1, "5 list+410 rounds, not one backoff"
+
+
+async def test_streaming_list_expiring_every_time_backs_off() -> None:
+    # auto strategy on a modern server: the streaming list's stream answers an ERROR 410 each time
+    async with ApiServer(too_large_wait=0.01) as server:
+        server.create(CONFIGMAPS, cm("a"))
+        server.faults.add(
+            Fault(
+                verb="watch",
+                times=None,
+                error_event={"kind": "Status", "code": 410, "reason": "Expired", "message": "old"},
+            )
+        )
+        async with running_informer(server, sync=False, list_strategy="auto") as inf:
+            await server.wait_for_requests(lambda r: r.verb == "watch", count=6)
+            assert inf.reflector._backoff.attempt >= 1, "6 expired streams, not one backoff"
+
+
+async def test_consistent_list_410_counts_one_expired() -> None:
+    # A 410 on a consistent list was counted by the list phase and again by the run loop.
+    async with ApiServer(too_large_wait=0.01) as server:
+        server.create(CONFIGMAPS, cm("a"))
+        server.faults.add(Fault(verb="list", status=410, times=2))
+        async with running_informer(server) as inf:
+            stats = inf.statistics()
+    assert [r.status for r in server.requests if r.verb == "list"] == [410, 410, 200]
+    assert stats.expired == 2

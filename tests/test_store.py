@@ -741,3 +741,24 @@ def test_the_store_never_decodes_objects_fully() -> None:
     store.list("ns1")
     store.by_index("app", "a0")
     assert all(o._decoded is None for o in [*objs, *events, *store.list()])
+
+
+def test_index_function_raising_midway_leaves_no_dangling_key() -> None:
+    # An index function that yields a value and then raises left the key in that bucket; after
+    # the object was deleted, by_index raised KeyError for every reader of that value.
+    def values(obj: KubeObject) -> Any:
+        yield "x"
+        raise RuntimeError("broken index")
+
+    store = Store()
+    store.add_index("by-x", values)
+    store.replace([], "1")
+    with capture_logs():
+        store.apply_event("ADDED", mk("a", "2"))
+        store.apply_event("DELETED", mk("a", "3"))
+        assert store.by_index("by-x", "x") == []
+        assert store.index_values("by-x") == []
+        store.replace([mk("b", "4")], "4")
+        assert store.by_index("by-x", "x") == []
+        store.apply_event("DELETED", mk("b", "5"))
+        assert store.by_index("by-x", "x") == []

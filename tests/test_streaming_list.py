@@ -89,3 +89,31 @@ async def test_server_that_ignores_send_initial_events_is_detected() -> None:
         verbs = [r.verb for r in server.requests]
         assert verbs[:2] == ["watch", "list"]
         assert [c[0] for c in rec.calls] == ["add"] * 4
+
+
+async def test_server_ignoring_initial_events_is_detected_on_a_busy_resource() -> None:
+    # Detection of a server that ignores sendInitialEvents is bounded in time.
+    # On a busy resource silence never comes; a change before the end bookmark gives it away.
+    async with ApiServer("legacy", too_large_wait=0.01) as server:
+        server.create(CONFIGMAPS, cm("a"))
+        async with running_informer(
+            server, sync=False, list_strategy="auto", stream_idle_limit=30.0
+        ) as inf:
+            await server.wait_for_watchers(1)
+            server.replace(CONFIGMAPS, {**cm("a"), "data": {"k": "changed"}})
+            await inf.wait_for_sync(timeout=10)
+            assert inf.statistics().streaming_supported is False
+
+
+async def test_server_ignoring_initial_events_is_detected_within_a_total_deadline() -> None:
+    async with ApiServer("legacy", too_large_wait=0.01) as server:
+        server.create(CONFIGMAPS, cm("a"))
+        async with running_informer(
+            server,
+            sync=False,
+            list_strategy="auto",
+            stream_idle_limit=30.0,
+            stream_initial_limit=0.05,
+        ) as inf:
+            await inf.wait_for_sync(timeout=10)
+            assert inf.statistics().streaming_supported is False
