@@ -262,8 +262,8 @@ class Informer:
     async def wait_for_deletion(
         self, obj: Mapping[str, Any] | Any, timeout: float | None = None
     ) -> None:
-        """Until the deleted object (same uid) is gone from the cache (see
-        ``Store.wait_for_deletion``; a DELETE's ``Status`` is read in this informer's namespace)."""
+        """Until no cached object has the deleted object's uid (the object, or the ``Status`` a
+        DELETE answers; see ``Store.wait_for_deletion``)."""
         await self.store.wait_for_deletion(obj, timeout, namespace=self.reflector.namespace)
 
     def statistics(self) -> ReflectorStats:

@@ -188,14 +188,18 @@ class StoreStats:
 class _Contents:
     """Everything a reader looks at, swapped as one unit by ``replace``."""
 
-    __slots__ = ("indices", "items")
+    __slots__ = ("indices", "items", "uids")
 
     def __init__(
-        self, items: dict[str, KubeObject], indices: dict[str, dict[str, dict[str, None]]]
+        self,
+        items: dict[str, KubeObject],
+        indices: dict[str, dict[str, dict[str, None]]],
+        uids: dict[str, str],
     ) -> None:
         self.items = items
         # index name -> value -> keys (a dict used as an insertion-ordered set)
         self.indices = indices
+        self.uids = uids  # uid -> key: deletion waits identify an object by uid
 
 
 _HeapEntry = tuple[tuple[int, str], int, "asyncio.Future[None]"]
@@ -282,7 +286,7 @@ class Store:
     """
 
     def __init__(self) -> None:
-        self._c = _Contents({}, {NAMESPACE_INDEX: {}})
+        self._c = _Contents({}, {NAMESPACE_INDEX: {}}, {})
         self._indexers: dict[str, IndexFunc] = {}  # user indexes; the namespace one is built in
         self._rv = ""
         self._rv_key: tuple[int, str] | None = None  # rv_sort_key(self._rv) while comparable
@@ -295,6 +299,7 @@ class Store:
         # per-key waiters (read-your-writes without comparable RVs, deletions)
         self._key_waiters: dict[str, list[tuple[_KeyPredicate, asyncio.Future[KubeObject | None]]]]
         self._key_waiters = {}
+        self._uid_waiters: dict[str, list[asyncio.Future[None]]] = {}  # deletions by uid
         # counters
         self._stale = 0
         self._duplicates = 0
@@ -498,13 +503,15 @@ class Store:
     async def wait_for_deletion(
         self, obj: Mapping[str, Any], timeout: float | None = None, *, namespace: str | None = None
     ) -> None:
-        """Wait until the cache no longer holds this object (same key and, if known, same uid).
+        """Wait until no cached object has this object's uid (by key when it has no uid).
 
         ``obj`` is the deleted object (as read before deleting it, or the DELETE response when it
         is the object), or the ``Status`` a DELETE returns for most resources: it names the object
-        and its uid in ``details`` but carries neither namespace (pass ``namespace``) nor RV, so
-        a cache that has not seen the object yet may report it gone at once; prefer the object.
-        Works with comparable and opaque RVs. Raises ``StaleCacheError`` on timeout.
+        and its uid in ``details`` but carries neither namespace nor RV. The uid identifies the
+        object in any cache (all namespaces included); ``namespace`` is used only for a Status
+        without a uid. Without an RV, a cache that has not seen the object yet reports it gone at
+        once: prefer the object. Works with comparable and opaque RVs. Raises ``StaleCacheError``
+        on timeout.
         """
         status = _status_details(obj)
         if status is not None:
@@ -528,7 +535,10 @@ class Store:
             except CacheNotComparable:
                 pass
         remaining = None if deadline is None else max(0.0, deadline - loop.time())
-        await self._wait_key(_key_of(name, namespace), gone, remaining, rv)
+        if uid:
+            await self._wait_uid_gone(uid, remaining, rv)
+        else:
+            await self._wait_key(_key_of(name, namespace), gone, remaining, rv)
 
     # -- waiter plumbing ---------------------------------------------------------------------------
     def _rv_future(self, key: tuple[int, str]) -> asyncio.Future[None]:
@@ -565,6 +575,27 @@ class Store:
                 waiters.remove(entry)
                 if not waiters:
                     del self._key_waiters[key]
+
+    async def _wait_uid_gone(self, uid: str, timeout: float | None, wanted: str) -> None:
+        if uid not in self._c.uids:
+            return
+        if timeout is not None and timeout <= 0:
+            raise StaleCacheError(self._rv, wanted, timeout)
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._uid_waiters.setdefault(uid, []).append(fut)
+        try:
+            await self._await(fut, timeout, wanted)
+        finally:
+            waiters = self._uid_waiters.get(uid)
+            if waiters is not None:
+                waiters.remove(fut)
+                if not waiters:
+                    del self._uid_waiters[uid]
+
+    def _notify_uid_gone(self, uid: str) -> None:
+        for fut in self._uid_waiters.get(uid, ()):
+            if not fut.done():
+                fut.set_result(None)
 
     def _notify_key(self, key: str) -> None:
         waiters = self._key_waiters.get(key)
@@ -662,6 +693,16 @@ class Store:
                     del index[v]
 
     def _reindex(self, key: str, old: KubeObject | None, new: KubeObject | None) -> None:
+        old_uid = "" if old is None else old.uid
+        new_uid = "" if new is None else new.uid
+        if old_uid != new_uid:
+            uids = self._c.uids
+            if old_uid and uids.get(old_uid) == key:
+                del uids[old_uid]
+                if self._uid_waiters:
+                    self._notify_uid_gone(old_uid)
+            if new_uid:
+                uids[new_uid] = key
         indices = self._c.indices
         if old is None or new is None:  # add or delete: namespace can change only then
             # never `new or old`: a KubeObject's truth value is its length (a full decode)
@@ -841,7 +882,9 @@ class Store:
             for key, obj in new_items.items():
                 self._index_add(index, name, fn, key, obj)
             indices[name] = index
-        self._c = _Contents(new_items, indices)  # the swap
+        uids = {obj.metadata_.uid: key for key, obj in new_items.items()}
+        uids.pop("", None)
+        self._c = _Contents(new_items, indices, uids)  # the swap
         self._replaces += 1
 
         rv = resource_version
@@ -868,4 +911,7 @@ class Store:
         if self._key_waiters:
             for key in [*self._key_waiters]:
                 self._notify_key(key)
+        for uid in [*self._uid_waiters]:
+            if uid not in uids:
+                self._notify_uid_gone(uid)
         return deltas

@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 from conftest import cm, running_informer, wait_until
+from kubernetes_asyncio import client as k8s
 
 from informer.errors import StaleCacheError
 from informer.resource import CONFIGMAPS, SECRETS
@@ -149,3 +150,27 @@ async def test_wait_above_a_restored_cache_rv_fails_with_cache_went_backwards() 
             assert info.value.cache_rv == inf.store.resource_version
             assert isinstance(info.value, CacheWentBackwards)
             assert "went back" in str(info.value)
+
+
+async def test_wait_for_deletion_by_status_waits_for_the_uid_in_all_namespaces() -> None:
+    # The Status a DELETE answers names the object and its uid, not its namespace: the wait
+    # identifies the object by uid, so an all-namespaces cache still holding it is not "gone".
+    async with ApiServer(too_large_wait=0.01) as server:
+        made = server.create(CONFIGMAPS, cm("a", "ns1"))
+        server.create(CONFIGMAPS, cm("a", "ns2"))  # same name, other uid: must not matter
+        async with running_informer(server) as inf:  # all namespaces
+            await inf.wait_for_write(made, timeout=10)
+            await inf.stop()  # the cache keeps "ns1/a" until the informer runs again
+            api = server.api_client()
+            try:
+                status = await k8s.CoreV1Api(api).delete_namespaced_config_map("a", "ns1")
+            finally:
+                await api.close()
+            assert status.kind == "Status" and status.details.uid == made["metadata"]["uid"]
+            waiter = asyncio.create_task(inf.wait_for_deletion(status, timeout=10))
+            await asyncio.sleep(0)  # a yield: the wait looks at the cache and registers
+            assert not waiter.done(), "reported gone while the cache holds that uid"
+            inf.start()
+            await waiter
+            assert inf.store.get("a", "ns1") is None
+            assert inf.store.get("a", "ns2") is not None

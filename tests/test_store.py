@@ -683,15 +683,49 @@ async def test_wait_for_deletion_timeout_and_status() -> None:
         await store.wait_for_deletion({"kind": "Status", "status": "Success"})
 
 
-async def test_cancelled_key_waiter_is_removed() -> None:
+async def test_cancelled_deletion_waiters_are_removed() -> None:
     store = synced(mk("a", "90"), rv="100")
-    task = asyncio.create_task(store.wait_for_deletion(mk("a", "90")))
+    by_uid = asyncio.create_task(store.wait_for_deletion(mk("a", "90")))
+    no_uid = {"metadata": {"name": "a", "namespace": "default"}}  # by key
+    by_key = asyncio.create_task(store.wait_for_deletion(no_uid))
     await yield_to_loop()
-    assert list(store._key_waiters) == ["default/a"]
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert store._key_waiters == {}
+    assert list(store._uid_waiters) == ["uid-a"] and list(store._key_waiters) == ["default/a"]
+    for task in (by_uid, by_key):
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert store._key_waiters == {} and store._uid_waiters == {}
+
+
+async def test_wait_for_deletion_by_status_uid_in_any_namespace() -> None:
+    # a Status names no namespace: the uid finds the object wherever it is cached
+    store = synced(mk("a", "90", "ns1", uid="u1"), mk("a", "91", "ns2", uid="u2"), rv="100")
+    status = {"kind": "Status", "details": {"name": "a", "uid": "u1"}}
+    with pytest.raises(StaleCacheError):
+        await store.wait_for_deletion(status, timeout=0)
+    task = asyncio.create_task(store.wait_for_deletion(status, timeout=60))
+    await yield_to_loop()
+    store.apply_event("MODIFIED", mk("a", "101", "ns1", uid="u1"))
+    store.apply_event("DELETED", mk("a", "102", "ns2", uid="u2"))  # same name, other uid
+    await yield_to_loop()
+    assert not task.done()
+    store.apply_event("ADDED", mk("a", "103", "ns1", uid="u3"))  # recreated under that key
+    await task
+    assert store._uid_waiters == {}
+
+
+async def test_uid_lookup_follows_events_and_relists() -> None:
+    store = synced(mk("a", "90", uid="u1"), rv="100")
+    store.apply_event("ADDED", mk("a", "101", uid="u2"))  # recreated: u1 is gone
+    store.apply_event("ADDED", mk("b", "102", uid="u3"))
+    assert store._c.uids == {"u2": "default/a", "u3": "default/b"}
+    store.apply_event("DELETED", mk("b", "103", uid="u3"))
+    assert store._c.uids == {"u2": "default/a"}
+    # a list repeating a key keeps its last object, and only that object's uid
+    store.replace([mk("c", "104", uid="u4"), mk("c", "104", uid="u5")], "104")
+    assert store._c.uids == {"u5": "default/c"}
+    status = {"kind": "Status", "details": {"name": "c", "uid": "u4"}}
+    await store.wait_for_deletion(status, timeout=0)
 
 
 # -- value types ---------------------------------------------------------------------------------
