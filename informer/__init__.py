@@ -1,7 +1,8 @@
 """informer: asyncio Kubernetes informers with comparable resource versions (KEP-5504).
 
 Data flows one way: ``transport`` (raw LIST/WATCH) -> ``reflector`` (the list/watch state machine)
--> ``store`` (the cache, indexes, freshness) -> ``informer`` (handlers, shared factory).
+-> ``store`` (the cache, indexes, freshness) -> ``informer`` (handlers, shared factory) ->
+``workqueue`` (keys to reconcile).
 """
 
 from informer.backoff import BackoffPolicy
@@ -38,6 +39,7 @@ from informer.store import (
     Tombstone,
 )
 from informer.transport import ListPage, Transport, WatchEvent
+from informer.workqueue import Priority, QueueShutDown, WorkQueue, WorkQueueStats
 
 __all__ = [
     "CONFIGMAPS",
@@ -59,6 +61,8 @@ __all__ = [
     "ListPage",
     "MalformedResponse",
     "MalformedWatchLine",
+    "Priority",
+    "QueueShutDown",
     "Reflector",
     "ReflectorOptions",
     "ReflectorStats",
@@ -77,6 +81,8 @@ __all__ = [
     "WatchIdleTimeout",
     "WatchLineTooLong",
     "WatchStreamError",
+    "WorkQueue",
+    "WorkQueueStats",
     "compare_resource_versions",
     "connect",
     "is_comparable",
