@@ -7,6 +7,7 @@ Data flows one way: ``transport`` (raw LIST/WATCH) -> ``reflector`` (the list/wa
 
 from informer.backoff import BackoffPolicy
 from informer.connect import connect
+from informer.discovery import DiscoveryError, UnknownResource, discover
 from informer.errors import (
     ApiError,
     MalformedResponse,
@@ -52,6 +53,7 @@ __all__ = [
     "CacheNotComparable",
     "CacheWentBackwards",
     "Delta",
+    "DiscoveryError",
     "Freshness",
     "Handler",
     "HandlerStats",
@@ -77,6 +79,7 @@ __all__ = [
     "TooManyRequests",
     "Transport",
     "TransportError",
+    "UnknownResource",
     "WatchEvent",
     "WatchIdleTimeout",
     "WatchLineTooLong",
@@ -85,5 +88,6 @@ __all__ = [
     "WorkQueueStats",
     "compare_resource_versions",
     "connect",
+    "discover",
     "is_comparable",
 ]

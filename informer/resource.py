@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import quote
 
 __all__ = [
@@ -24,6 +25,14 @@ class Resource:
     plural: str
     kind: str
     namespaced: bool = True
+
+    @classmethod
+    async def discover(cls, client: Any, name: str) -> Resource:
+        """Resolve ``name`` (``deployments.apps``, ``cm``, ``apps/v1/deployments``) through the
+        server's discovery; see ``informer.discovery.discover`` (raises ``UnknownResource``)."""
+        from informer.discovery import discover  # lazy: resource is a leaf, discovery is not
+
+        return await discover(client, name)
 
     @property
     def api_version(self) -> str:

@@ -173,6 +173,26 @@ class Transport:
         body = bytes(buf)
         raise status_error(resp.status, body, retry_after_header=resp.headers.get("Retry-After"))
 
+    async def get_json(self, path: str) -> Any:
+        """GET a JSON document that is not a resource list (discovery: ``/api``, ``/apis/G/V``).
+
+        HTTP errors raise the typed errors of ``informer.errors``; a body that is not JSON raises
+        ``MalformedResponse``.
+        """
+        timeout = aiohttp.ClientTimeout(total=self.request_timeout, connect=self.connect_timeout)
+        resp = await self._send("GET", path, [], timeout)
+        await self._raise_for_status(resp)
+        try:
+            body = await resp.read()
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            raise TransportError(f"GET {path}: reading the body: {exc}") from exc
+        finally:
+            resp.release()
+        try:
+            return msgspec.json.decode(body)
+        except (msgspec.DecodeError, UnicodeError) as exc:
+            raise MalformedResponse(f"GET {path}: body is not JSON: {exc}") from exc
+
     async def list_page(
         self,
         resource: Resource,

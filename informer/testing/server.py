@@ -58,6 +58,13 @@ _MERGE_PATCH_TYPES = ("application/merge-patch+json", "application/strategic-mer
 _RETURN_DELETED_OBJECT: Final[frozenset[str]] = frozenset({"pods", "namespaces"})
 """Resources whose registry returns the deleted object over HTTP; the others answer a Status."""
 
+_SHORT_NAMES: Final[dict[tuple[str, str], list[str]]] = {
+    ("", "configmaps"): ["cm"],
+    ("", "namespaces"): ["ns"],
+    ("", "pods"): ["po"],
+}
+"""Discovery's ``shortNames`` of the built-ins, as a real kube-apiserver lists them."""
+
 _VERBS_BY_METHOD = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
 
 
@@ -1021,6 +1028,11 @@ class ApiServer:
                                 {
                                     "name": r.plural,
                                     "singularName": r.kind.lower(),
+                                    **(
+                                        {"shortNames": _SHORT_NAMES[(group, r.plural)]}
+                                        if (group, r.plural) in _SHORT_NAMES
+                                        else {}
+                                    ),
                                     "namespaced": r.namespaced,
                                     "kind": r.kind,
                                     "verbs": [
