@@ -14,9 +14,14 @@ from typing import Any
 import msgspec
 
 __all__ = [
+    "AlreadyExists",
     "ApiError",
+    "Conflict",
+    "Forbidden",
+    "Invalid",
     "MalformedResponse",
     "MalformedWatchLine",
+    "NotFound",
     "ResourceExpired",
     "StaleCacheError",
     "TooLargeResourceVersion",
@@ -52,6 +57,26 @@ class ApiError(Exception):
         self.message = message
         self.details: Mapping[str, Any] = details or {}
         self.status: Mapping[str, Any] = status or {}
+
+
+class NotFound(ApiError):
+    """404: the object (or the resource type, or the namespace) does not exist."""
+
+
+class Conflict(ApiError):
+    """409 Conflict: a precondition failed (``resourceVersion`` or ``uid``): read, then retry."""
+
+
+class AlreadyExists(ApiError):
+    """409 AlreadyExists: a create for a name that is taken (not a precondition conflict)."""
+
+
+class Forbidden(ApiError):
+    """403: RBAC (or an admission webhook) refused the request."""
+
+
+class Invalid(ApiError):
+    """422: the object failed validation; ``details.causes`` names the fields."""
 
 
 class ResourceExpired(ApiError):
@@ -229,4 +254,12 @@ def status_error(
         return TooLargeResourceVersion(
             code, reason, message, details, status=raw, retry_after=retry
         )
+    typed = _BY_CODE.get(code)
+    if code == 409 and reason == "AlreadyExists":
+        typed = AlreadyExists
+    if typed is not None:
+        return typed(code, reason, message, details, status=raw)
     return ApiError(code, reason, message, details, status=raw)
+
+
+_BY_CODE: dict[int, type[ApiError]] = {404: NotFound, 409: Conflict, 403: Forbidden, 422: Invalid}

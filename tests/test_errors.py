@@ -9,7 +9,12 @@ import pytest
 
 import informer
 from informer.errors import (
+    AlreadyExists,
     ApiError,
+    Conflict,
+    Forbidden,
+    Invalid,
+    NotFound,
     ResourceExpired,
     TooLargeResourceVersion,
     TooManyRequests,
@@ -417,7 +422,7 @@ def test_422_invalid(message: str) -> None:
         details={"causes": [{"reason": "FieldValueForbidden", "message": message}]},
     )
     err = status_error(422, as_bytes(body))
-    assert type(err) is ApiError
+    assert type(err) is Invalid
     assert err.code == 422
     assert err.reason == "Invalid"
     assert err.message == message
@@ -430,9 +435,6 @@ def test_422_invalid(message: str) -> None:
     [
         (400, "BadRequest"),
         (401, "Unauthorized"),
-        (403, "Forbidden"),
-        (404, "NotFound"),
-        (409, "Conflict"),
         (500, "InternalError"),
         (503, "ServiceUnavailable"),
     ],
@@ -440,6 +442,23 @@ def test_422_invalid(message: str) -> None:
 def test_other_codes_are_plain_api_errors(code: int, reason: str) -> None:
     err = status_error(code, as_bytes(status(code, reason, "m")))
     assert type(err) is ApiError
+    assert (err.code, err.reason, err.message) == (code, reason, "m")
+
+
+@pytest.mark.parametrize(
+    ("code", "reason", "cls"),
+    [
+        (403, "Forbidden", Forbidden),
+        (404, "NotFound", NotFound),
+        (409, "Conflict", Conflict),
+        (409, "AlreadyExists", AlreadyExists),
+        (409, "", Conflict),
+        (422, "Invalid", Invalid),
+    ],
+)
+def test_codes_a_writer_acts_on_are_typed(code: int, reason: str, cls: type[ApiError]) -> None:
+    err = status_error(code, as_bytes(status(code, reason, "m")))
+    assert type(err) is cls and isinstance(err, ApiError)
     assert (err.code, err.reason, err.message) == (code, reason, "m")
 
 

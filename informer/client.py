@@ -1,0 +1,455 @@
+"""The writes client: get, create, replace, patch, apply and delete any resource.
+
+Requests go through the aiohttp session and auth of the same ``kubernetes_asyncio`` ``ApiClient``
+the informers use (TLS, tokens, exec plugins and their refresh), with bodies encoded and decoded by
+msgspec: a write is one HTTP request, no generated model classes. Results are ``KubeObject``s;
+failures are the typed errors of ``informer.errors`` (``Conflict``, ``NotFound``,
+``AlreadyExists``, ``Forbidden``, ``Invalid``, ...).
+
+Every successful write (not a dry run) is announced to the callbacks registered with
+``observe_writes`` as a ``WriteRecord``: that is how a controller learns the resource version of
+its own writes and waits until its cache has seen them before it reconciles again.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+import aiohttp
+import msgspec
+import structlog
+
+from informer.errors import MalformedResponse, TransportError, status_error
+from informer.objects import KubeObject
+from informer.resource import Resource
+
+__all__ = ["Client", "PatchType", "WriteRecord"]
+
+log = structlog.get_logger("informer.client")
+
+_ERROR_BODY_LIMIT = 64 * 1024
+_encoder = msgspec.json.Encoder()
+
+
+class PatchType(enum.StrEnum):
+    """The patch formats of the API, by their ``Content-Type``."""
+
+    MERGE = "application/merge-patch+json"
+    JSON = "application/json-patch+json"
+    STRATEGIC = "application/strategic-merge-patch+json"
+    APPLY = "application/apply-patch+yaml"
+
+
+@dataclass(frozen=True, slots=True)
+class WriteRecord:
+    """One successful write, as its observers see it.
+
+    ``resource_version`` is the RV of the object the server returned (None when a delete
+    returned a Status); ``deleted`` is True for a delete whose object is gone (not merely marked
+    for deletion behind finalizers or a grace period).
+    """
+
+    resource: Resource
+    verb: str  # "create" | "replace" | "patch" | "apply" | "delete"
+    name: str
+    namespace: str | None
+    uid: str | None
+    resource_version: str | None
+    deleted: bool
+
+
+WriteObserver = Callable[[WriteRecord], None]
+
+
+def _query(**params: str | int | bool | None) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for key, value in params.items():
+        if value is None or value is False:
+            continue
+        out.append((key, "true" if value is True else str(value)))
+    return out
+
+
+def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def _is_gone(obj: KubeObject) -> bool:
+    """Whether a DELETE's answer means the object no longer exists."""
+    if obj.kind == "Status":
+        return True
+    meta = _metadata(obj)
+    if meta.get("finalizers"):
+        return False
+    grace = meta.get("deletionGracePeriodSeconds")
+    return not (isinstance(grace, int) and grace > 0)
+
+
+class Client:
+    """Writes (and reads by name) for any resource, over an ``ApiClient``'s session and auth.
+
+    ``field_manager`` names this client in ``managedFields`` (required by server-side apply);
+    ``request_timeout`` bounds each request.
+    """
+
+    def __init__(
+        self,
+        api_client: Any,
+        *,
+        field_manager: str = "informer",
+        request_timeout: float = 30.0,
+    ) -> None:
+        self.api_client = api_client
+        self.field_manager = field_manager
+        self.request_timeout = request_timeout
+        self._observers: list[WriteObserver] = []
+        self.observer_errors = 0
+
+    # -- observers ----------------------------------------------------------------------------
+
+    def observe_writes(self, callback: WriteObserver) -> Callable[[], None]:
+        """Call ``callback`` after every successful write; returns the unsubscribe function.
+
+        Callbacks run synchronously, before the write returns, so a reconcile's next step already
+        sees its write recorded. One that raises is logged and counted, never fails the write.
+        """
+        self._observers.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._observers:
+                self._observers.remove(callback)
+
+        return unsubscribe
+
+    def _announce(
+        self,
+        resource: Resource,
+        verb: str,
+        result: KubeObject,
+        name: str,
+        namespace: str | None,
+    ) -> None:
+        status = result.kind == "Status"
+        uid = result.uid or None
+        if status:
+            details = result.get("details")
+            uid = (str(details.get("uid") or "") or None) if isinstance(details, Mapping) else None
+        record = WriteRecord(
+            resource=resource,
+            verb=verb,
+            name=result.name or name,
+            namespace=result.namespace or namespace,
+            uid=uid,
+            resource_version=result.resource_version or None,
+            deleted=verb == "delete" and _is_gone(result),
+        )
+        for callback in list(self._observers):
+            try:
+                callback(record)
+            except Exception as exc:
+                self.observer_errors += 1
+                log.error(
+                    "client.observer_failed",
+                    resource=resource.group_resource,
+                    verb=verb,
+                    error=type(exc).__name__,
+                )
+
+    # -- HTTP ---------------------------------------------------------------------------------
+
+    async def _request(
+        self,
+        method: str,
+        path: str,
+        query: list[tuple[str, str]],
+        body: bytes | None = None,
+        content_type: str = "application/json",
+    ) -> KubeObject:
+        """One request through the ``ApiClient``'s aiohttp session with its auth headers.
+
+        ``ApiClient.call_api`` would re-encode the body with ``json.dumps``; the session and the
+        auth settings it uses are taken as they are instead.
+        """
+        api = self.api_client
+        headers: dict[str, str] = {**api.default_headers, "Accept": "application/json"}
+        if body is not None:
+            headers["Content-Type"] = content_type
+        await api.update_params_for_auth(headers, query, ["BearerToken"])
+        rest = api.rest_client
+        url = api.configuration.host + path
+        if query:
+            url += "?" + urlencode(query)
+        extra: dict[str, Any] = {}
+        if getattr(rest, "proxy", None):
+            extra["proxy"] = rest.proxy
+            if getattr(rest, "proxy_headers", None):
+                extra["proxy_headers"] = rest.proxy_headers
+        if getattr(rest, "server_hostname", None):
+            extra["server_hostname"] = rest.server_hostname
+        timeout = aiohttp.ClientTimeout(total=self.request_timeout)
+        session: aiohttp.ClientSession = rest.pool_manager
+        try:
+            async with session.request(
+                method, url, data=body, headers=headers, timeout=timeout, **extra
+            ) as resp:
+                data = await resp.read()
+                status = resp.status
+                retry_after = resp.headers.get("Retry-After")
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+        if not 200 <= status < 300:
+            raise status_error(status, data[:_ERROR_BODY_LIMIT], retry_after_header=retry_after)
+        try:
+            return KubeObject.from_raw(data)
+        except (msgspec.DecodeError, UnicodeError) as exc:
+            raise MalformedResponse(f"{method} {path}: the answer is not an object") from exc
+
+    @staticmethod
+    def _namespace(resource: Resource, namespace: str | None, obj: Mapping[str, Any]) -> str | None:
+        if not resource.namespaced:
+            if namespace:
+                raise ValueError(f"{resource.plural} is cluster-scoped: no namespace")
+            return None
+        ns = namespace or _metadata(obj).get("namespace")
+        if not ns:
+            raise ValueError(f"{resource.plural} are namespaced: give a namespace")
+        return str(ns)
+
+    @staticmethod
+    def _body(resource: Resource, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """A mutable copy of ``obj``, ``kind`` and ``apiVersion`` defaulted from ``resource``."""
+        body = KubeObject.from_dict(obj).to_dict()
+        body.setdefault("kind", resource.kind)
+        body.setdefault("apiVersion", resource.api_version)
+        return body
+
+    @staticmethod
+    def _path(resource: Resource, namespace: str | None, name: str, subresource: str | None) -> str:
+        path = resource.path(namespace, name)
+        return f"{path}/{subresource}" if subresource else path
+
+    # -- verbs --------------------------------------------------------------------------------
+
+    async def get(
+        self,
+        resource: Resource,
+        name: str,
+        namespace: str | None = None,
+        *,
+        subresource: str | None = None,
+    ) -> KubeObject:
+        """The object as the server has it now (a consistent read); ``NotFound`` if absent."""
+        ns = self._namespace(resource, namespace, {})
+        return await self._request("GET", self._path(resource, ns, name, subresource), [])
+
+    async def create(
+        self,
+        resource: Resource,
+        obj: Mapping[str, Any],
+        *,
+        namespace: str | None = None,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+    ) -> KubeObject:
+        """Create ``obj`` (namespace from the argument or its metadata); ``AlreadyExists`` if the
+        name is taken. ``generateName`` works: the result carries the generated name."""
+        ns = self._namespace(resource, namespace, obj)
+        body = self._body(resource, obj)
+        query = _query(
+            dryRun="All" if dry_run else None, fieldManager=field_manager or self.field_manager
+        )
+        result = await self._request(
+            "POST", resource.path(ns), query, _encoder.encode(body), "application/json"
+        )
+        if not dry_run:
+            self._announce(resource, "create", result, str(_metadata(body).get("name") or ""), ns)
+        return result
+
+    async def replace(
+        self,
+        resource: Resource,
+        obj: Mapping[str, Any],
+        *,
+        namespace: str | None = None,
+        unconditional: bool = False,
+        subresource: str | None = None,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+    ) -> KubeObject:
+        """Replace the object by ``obj`` (PUT), with optimistic concurrency by default.
+
+        ``obj`` must carry the ``metadata.resourceVersion`` it was read at: the server refuses
+        with ``Conflict`` when the object changed since. ``unconditional=True`` overwrites
+        whatever is there (the RV is dropped from the body).
+        """
+        body = self._body(resource, obj)
+        meta = body.setdefault("metadata", {})
+        name = meta.get("name")
+        if not name:
+            raise ValueError("replace needs metadata.name")
+        if unconditional:
+            meta.pop("resourceVersion", None)
+        elif not meta.get("resourceVersion"):
+            raise ValueError(
+                "replace needs metadata.resourceVersion (optimistic concurrency); "
+                "pass unconditional=True to overwrite whatever the server has"
+            )
+        ns = self._namespace(resource, namespace, body)
+        query = _query(
+            dryRun="All" if dry_run else None, fieldManager=field_manager or self.field_manager
+        )
+        result = await self._request(
+            "PUT", self._path(resource, ns, name, subresource), query, _encoder.encode(body)
+        )
+        if not dry_run:
+            self._announce(resource, "replace", result, name, ns)
+        return result
+
+    async def patch(
+        self,
+        resource: Resource,
+        name: str,
+        patch: Mapping[str, Any] | Sequence[Mapping[str, Any]],
+        *,
+        namespace: str | None = None,
+        type: PatchType = PatchType.MERGE,
+        resource_version: str | None = None,
+        subresource: str | None = None,
+        field_manager: str | None = None,
+        force: bool = False,
+        dry_run: bool = False,
+    ) -> KubeObject:
+        """Patch the object: JSON merge patch (default), JSON patch (a list of operations),
+        strategic merge patch, or server-side apply (see ``apply``).
+
+        ``resource_version`` makes the patch conditional: for merge and strategic patches it is
+        sent as ``metadata.resourceVersion`` (the server answers ``Conflict`` if it moved on),
+        for a JSON patch as a leading ``test`` operation (``Invalid`` if it moved on).
+        """
+        ns = self._namespace(resource, namespace, {})
+        body: Any
+        if type is PatchType.JSON:
+            if isinstance(patch, Mapping):
+                raise TypeError("a JSON patch is a list of operations")
+            body = [KubeObject.from_dict(op).to_dict() for op in patch]
+            if resource_version is not None:
+                test = {
+                    "op": "test",
+                    "path": "/metadata/resourceVersion",
+                    "value": resource_version,
+                }
+                body.insert(0, test)
+        else:
+            if not isinstance(patch, Mapping):
+                raise TypeError(f"a {type.name.lower()} patch is an object")
+            body = KubeObject.from_dict(patch).to_dict()
+            if resource_version is not None:
+                body.setdefault("metadata", {})["resourceVersion"] = resource_version
+        query = _query(
+            dryRun="All" if dry_run else None,
+            fieldManager=field_manager or self.field_manager,
+            force=force if type is PatchType.APPLY else None,
+        )
+        result = await self._request(
+            "PATCH",
+            self._path(resource, ns, name, subresource),
+            query,
+            _encoder.encode(body),
+            type.value,
+        )
+        if not dry_run:
+            verb = "apply" if type is PatchType.APPLY else "patch"
+            self._announce(resource, verb, result, name, ns)
+        return result
+
+    async def apply(
+        self,
+        resource: Resource,
+        obj: Mapping[str, Any],
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        force: bool = False,
+        subresource: str | None = None,
+        dry_run: bool = False,
+    ) -> KubeObject:
+        """Server-side apply ``obj`` (the fields this manager owns); ``force`` takes fields owned
+        by other managers instead of failing with ``Conflict``. Creates the object if absent."""
+        body = self._body(resource, obj)
+        name = _metadata(body).get("name")
+        if not name:
+            raise ValueError("apply needs metadata.name")
+        ns = self._namespace(resource, namespace, body)
+        return await self.patch(
+            resource,
+            str(name),
+            body,
+            namespace=ns,
+            type=PatchType.APPLY,
+            subresource=subresource,
+            field_manager=field_manager,
+            force=force,
+            dry_run=dry_run,
+        )
+
+    async def patch_status(
+        self,
+        resource: Resource,
+        name: str,
+        status: Mapping[str, Any],
+        *,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+    ) -> KubeObject:
+        """Merge ``status`` into the object's ``status`` through the ``/status`` subresource."""
+        return await self.patch(
+            resource,
+            name,
+            {"status": status},
+            namespace=namespace,
+            subresource="status",
+            resource_version=resource_version,
+        )
+
+    async def delete(
+        self,
+        resource: Resource,
+        name: str,
+        namespace: str | None = None,
+        *,
+        uid: str | None = None,
+        resource_version: str | None = None,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+        dry_run: bool = False,
+    ) -> KubeObject:
+        """Delete the object; the answer is the object (marked for deletion, or as last stored
+        for kinds that return it) or the API's ``Status``.
+
+        ``uid`` and ``resource_version`` are preconditions (``Conflict`` when they do not match:
+        the name now belongs to another object, or the object changed);
+        ``propagation_policy`` is ``Orphan``, ``Background`` or ``Foreground``.
+        """
+        ns = self._namespace(resource, namespace, {})
+        options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        preconditions = {
+            k: v for k, v in (("uid", uid), ("resourceVersion", resource_version)) if v is not None
+        }
+        if preconditions:
+            options["preconditions"] = preconditions
+        if propagation_policy is not None:
+            options["propagationPolicy"] = propagation_policy
+        if grace_period_seconds is not None:
+            options["gracePeriodSeconds"] = grace_period_seconds
+        query = _query(dryRun="All" if dry_run else None)
+        result = await self._request(
+            "DELETE", resource.path(ns, name), query, _encoder.encode(options)
+        )
+        if not dry_run:
+            self._announce(resource, "delete", result, name, ns)
+        return result
