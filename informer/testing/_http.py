@@ -1,0 +1,214 @@
+"""The HTTP layer: routing a request to a resource and verb, recording it, applying faults, and
+dispatching to list, watch, get and the registry's writes."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from aiohttp import web
+
+from informer.testing import _status as st
+from informer.testing._content import decode_body, encode, error_response, respond
+from informer.testing._discovery import non_resource
+from informer.testing._fault_injection import fault_response, replaces_response
+from informer.testing._history import History
+from informer.testing._list import ListServer
+from informer.testing._list_options import TRUE
+from informer.testing._patch import json_patch
+from informer.testing._registry import Registry
+from informer.testing._signals import Signal
+from informer.testing._status import StatusError
+from informer.testing._store import Kind
+from informer.testing._watch import WatchServer
+from informer.testing.faults import Fault, FaultSet, RecordedRequest
+
+__all__ = ["HttpApi", "Route"]
+
+Json = dict[str, Any]
+
+_MERGE_PATCH_TYPES = ("application/merge-patch+json", "application/strategic-merge-patch+json")
+_VERBS_BY_METHOD = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+
+
+class Route(NamedTuple):
+    """Where a request goes: ``kind`` is None for non-resource paths (discovery, health)."""
+
+    verb: str
+    kind: Kind | None
+    namespace: str | None
+    name: str | None
+
+
+class HttpApi:
+    """The aiohttp handler of the server: one entry point, ``handle``."""
+
+    def __init__(
+        self,
+        history: History,
+        registry: Registry,
+        lists: ListServer,
+        watches: WatchServer,
+        faults: FaultSet,
+        requests: list[RecordedRequest],
+        activity: Signal,
+    ) -> None:
+        self.history = history
+        self.options = history.options
+        self.registry = registry
+        self.lists = lists
+        self.watches = watches
+        self.faults = faults
+        self.requests = requests
+        self.activity = activity
+
+    def route(self, request: web.Request) -> Route:
+        """The verb, resource, namespace and name of a request's path."""
+        parts = [p for p in request.path.split("/") if p]
+        method = request.method.upper()
+        none = Route(method.lower(), None, None, None)
+        if len(parts) >= 3 and parts[0] == "api":
+            group, version, rest = "", parts[1], parts[2:]
+        elif len(parts) >= 4 and parts[0] == "apis":
+            group, version, rest = parts[1], parts[2], parts[3:]
+        else:
+            return none
+        watch_path = bool(rest) and rest[0] == "watch"
+        if watch_path:
+            rest = rest[1:]
+        namespace = None
+        if len(rest) >= 3 and rest[0] == "namespaces":
+            candidate = self.registry.lookup(group, version, rest[2])
+            if candidate is not None and candidate.resource.namespaced:
+                namespace, rest = rest[1], rest[2:]
+        if not rest or len(rest) > 2:
+            return none
+        kind = self.registry.lookup(group, version, rest[0])
+        if kind is None:
+            return none
+        name = rest[1] if len(rest) == 2 else None
+        if method == "GET":
+            if watch_path or request.query.get("watch") in TRUE:
+                verb = "watch"
+            else:
+                verb = "get" if name is not None else "list"
+        else:
+            verb = _VERBS_BY_METHOD.get(method, method.lower())
+        return Route(verb, kind, namespace, name)
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        """Record the request, apply a fault if one fires, then answer it."""
+        route = self.route(request)
+        query = {k: v for k, v in request.query.items()}
+        record = RecordedRequest(
+            method=request.method.upper(),
+            path=request.path,
+            query=query,
+            verb=route.verb,
+            resource=route.kind.resource.plural if route.kind is not None else "",
+            namespace=route.namespace,
+            name=route.name,
+            page=self.lists.page_of(query.get("continue", "")) if route.verb == "list" else None,
+        )
+        self.requests.append(record)
+        fault = self.faults.select(record)
+        record.fault = fault
+        self.activity.notify()
+        try:
+            if fault is not None and fault.latency:
+                await self.history.sleep(fault.latency)
+            if fault is not None and replaces_response(fault):
+                response: web.StreamResponse = fault_response(request, record, fault)
+            elif route.kind is None:
+                response = non_resource(request, self.options, self.registry)
+            else:
+                response = await self._dispatch(request, record, route, route.kind, query, fault)
+        except StatusError as error:
+            response = error_response(request, error)
+        if not record.status:
+            record.status = response.status
+            self.activity.notify()
+        return response
+
+    async def _dispatch(
+        self,
+        request: web.Request,
+        record: RecordedRequest,
+        route: Route,
+        kind: Kind,
+        query: dict[str, str],
+        fault: Fault | None,
+    ) -> web.StreamResponse:
+        verb, namespace, name = route.verb, route.namespace, route.name
+        resource = kind.resource
+        if verb == "watch":
+            return await self.watches.serve(request, record, kind, namespace, name, query, fault)
+        if verb == "list":
+            return respond(request, await self.lists.serve_list(kind, namespace, query, fault))
+        if resource.namespaced and namespace is None and verb != "create":
+            raise st.no_such_path()
+        if verb == "get":
+            assert name is not None
+            return respond(request, await self.lists.serve_get(kind, namespace, name, query))
+        if verb == "create":
+            if name is not None:
+                raise st.method_not_allowed()
+            if resource.namespaced and namespace is None:
+                raise st.no_such_path()
+            body = await decode_body(request)
+            if not isinstance(body, dict):
+                raise st.bad_request("the request body must be a JSON object")
+            return respond(request, encode(self.registry.create(resource, body, namespace)), 201)
+        if name is None:
+            raise st.method_not_allowed()
+        if verb == "update":
+            return respond(request, encode(await self._update(request, kind, namespace, name)))
+        if verb == "patch":
+            return respond(request, encode(await self._patch(request, kind, namespace, name)))
+        if verb == "delete":
+            return respond(request, encode(await self._delete(request, kind, namespace, name)))
+        raise st.method_not_allowed()
+
+    async def _update(
+        self, request: web.Request, kind: Kind, namespace: str | None, name: str
+    ) -> Json:
+        body = await decode_body(request)
+        if not isinstance(body, dict):
+            raise st.bad_request("the request body must be a JSON object")
+        meta = body.get("metadata") or {}
+        if meta.get("name") and meta["name"] != name:
+            raise st.bad_request("the name of the object does not match the name on the URL")
+        return self.registry.update(kind.resource, body, name, namespace)
+
+    async def _patch(
+        self, request: web.Request, kind: Kind, namespace: str | None, name: str
+    ) -> Json:
+        body = await decode_body(request)
+        ctype = request.content_type
+        resource = kind.resource
+        if ctype == "application/json-patch+json":
+            if not isinstance(body, list):
+                raise st.bad_request("a JSON patch must be a list of operations")
+            ops = body
+            return self.registry.patch(
+                resource, name, namespace, lambda cur: json_patch(cur, ops), None
+            )
+        if ctype in _MERGE_PATCH_TYPES:
+            if not isinstance(body, dict):
+                raise st.bad_request("a merge patch must be a JSON object")
+            return self.registry.merge_patch(resource, name, body, namespace)
+        raise st.unsupported_media_type()
+
+    async def _delete(
+        self, request: web.Request, kind: Kind, namespace: str | None, name: str
+    ) -> Json:
+        body = await decode_body(request)
+        pre = body.get("preconditions") if isinstance(body, dict) else None
+        pre = pre if isinstance(pre, dict) else {}
+        deleted = self.registry.delete(
+            kind.resource,
+            name,
+            namespace,
+            resource_version=pre.get("resourceVersion"),
+            uid=pre.get("uid"),
+        )
+        return self.registry.strategy(kind.resource).delete_response(deleted)
