@@ -17,7 +17,8 @@ __all__ = ["connect"]
 
 
 async def connect(kubeconfig: str | None = None, context: str | None = None) -> Any:
-    """A ready ``kubernetes_asyncio.client.ApiClient`` (close it when done)."""
+    """A ready ``kubernetes_asyncio.client.ApiClient`` (close it when done), whose connection pool
+    is not bounded: each informer's watch holds one connection."""
     cfg = Configuration()
     if kubeconfig is None and context is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
         config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
@@ -25,4 +26,7 @@ async def connect(kubeconfig: str | None = None, context: str | None = None) -> 
         await config.load_kube_config(
             config_file=kubeconfig, context=context, client_configuration=cfg
         )
+    # Over HTTP/1.1 every watch holds a connection for minutes (client-go multiplexes them over
+    # HTTP/2): a bounded pool (kubernetes_asyncio's default is 100) cannot serve more informers.
+    cfg.connection_pool_maxsize = 0  # aiohttp: no limit
     return ApiClient(cfg)

@@ -359,7 +359,13 @@ class SharedInformerFactory:
         field_selector: str | None = None,
         transform: Callable[[dict[str, Any]], Mapping[str, Any]] | None = None,
     ) -> Informer:
-        """The shared informer for this resource and scope (created on first use)."""
+        """The shared informer for this resource and scope (created on first use).
+
+        ``None`` and ``""`` are one scope (all namespaces, no selector); the transform is part of
+        the key by identity."""
+        namespace = namespace or None
+        label_selector = label_selector or None
+        field_selector = field_selector or None
         key = (resource, namespace, label_selector, field_selector, transform)
         inf = self._informers.get(key)
         if inf is None:

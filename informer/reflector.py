@@ -81,6 +81,7 @@ class ReflectorStats:
     relists: int
     stream_lists: int
     watches: int
+    watches_beyond_pool: int
     expired: int
     too_large: int
     stale_lists: int
@@ -121,6 +122,7 @@ class _Counters:
     relists: int = 0
     stream_lists: int = 0
     watches: int = 0
+    watches_beyond_pool: int = 0
     expired: int = 0
     too_large: int = 0
     stale_lists: int = 0
@@ -195,6 +197,7 @@ class Reflector:
             relists=c.relists,
             stream_lists=c.stream_lists,
             watches=c.watches,
+            watches_beyond_pool=c.watches_beyond_pool,
             expired=c.expired,
             too_large=c.too_large,
             stale_lists=c.stale_lists,
@@ -429,6 +432,7 @@ class Reflector:
             allow_watch_bookmarks=True,
             timeout_seconds=self._stream_timeout,
             idle_timeout=self.options.idle_timeout,
+            on_open=self._watch_opened,
         )
         initial: dict[str, KubeObject] = {}
         ok = False
@@ -510,6 +514,7 @@ class Reflector:
                 allow_watch_bookmarks=True,
                 timeout_seconds=timeout_seconds,
                 idle_timeout=self.options.idle_timeout,
+                on_open=self._watch_opened,
             )
         self._counters.watches += 1
         started = time.monotonic()
@@ -533,6 +538,10 @@ class Reflector:
                 self.log.info("reflector.watch_ends_quickly", times=self._quick_ends, delay=delay)
         else:
             self._quick_ends = 0
+
+    def _watch_opened(self, beyond_pool: bool) -> None:
+        if beyond_pool:  # the ApiClient's pool could not spare a connection (logged)
+            self._counters.watches_beyond_pool += 1
 
     def _handle(self, event: WatchEvent) -> None:
         self._expired_in_a_row = 0

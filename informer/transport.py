@@ -9,8 +9,10 @@ and watch ``ERROR`` events become the typed errors of ``informer.errors``.
 from __future__ import annotations
 
 import asyncio
+import copy
 import math
-from collections.abc import AsyncGenerator
+import weakref
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, Self
@@ -112,6 +114,78 @@ def _query(**params: str | int | bool | None) -> list[tuple[str, str]]:
     return out
 
 
+class _Pool:
+    """How our watches use one ApiClient's connection pool, shared by every Transport on it.
+
+    Over HTTP/1.1 a watch holds its connection for minutes (client-go multiplexes watches over
+    HTTP/2; aiohttp cannot). A bounded pool (kubernetes_asyncio's default: 100) would make the
+    watches beyond its limit wait, silently, for one of the others to end. So watches take at
+    most ``limit - reserve`` of its connections (the reserve serves lists and the application's
+    own calls); the others go through ``beyond``: a client with the same configuration and an
+    unbounded pool, created when first needed and closed with its last watch.
+    """
+
+    def __init__(self, api_client: Any, limit: int) -> None:
+        self.api_client = api_client
+        self.limit = limit
+        self.watch_limit = limit - max(1, limit // 10) if limit else 0
+        self.watches = 0  # our watches holding one of the pool's connections
+        self.beyond: Any = None
+        self.beyond_watches = 0
+
+    async def acquire(self) -> tuple[Any, bool]:
+        """The client for a new watch, and whether it is the one beyond the pool."""
+        if not self.limit or self.watches < self.watch_limit:
+            self.watches += 1
+            return self.api_client, False
+        if self.beyond is None:
+            from kubernetes_asyncio.client import ApiClient
+
+            cfg = copy.copy(self.api_client.configuration)
+            cfg.connection_pool_maxsize = 0  # aiohttp: no limit
+            beyond = ApiClient(cfg)
+            beyond.default_headers = dict(self.api_client.default_headers)
+            beyond.cookie = self.api_client.cookie
+            self.beyond = beyond
+            log.warning(
+                "transport.watches_beyond_pool",
+                pool_limit=self.limit,
+                watches=self.watches,
+                detail="each watch holds a connection: the pool of this ApiClient cannot serve "
+                "more, so further watches use an unbounded pool of their own; set "
+                "Configuration.connection_pool_maxsize = 0 or use informer.connect()",
+            )
+        self.beyond_watches += 1
+        return self.beyond, True
+
+    async def release(self, beyond: bool) -> None:
+        if not beyond:
+            self.watches -= 1
+            return
+        self.beyond_watches -= 1
+        if self.beyond_watches == 0 and self.beyond is not None:
+            client, self.beyond = self.beyond, None
+            await client.close()
+
+
+_pools: weakref.WeakKeyDictionary[Any, _Pool] = weakref.WeakKeyDictionary()
+
+
+def _pool_of(api_client: Any) -> _Pool:
+    """The shared accounting of ``api_client``'s pool (unbounded when it cannot be read)."""
+    try:
+        pool = _pools.get(api_client)
+    except TypeError:  # not weak-referenceable: not an ApiClient we can account for
+        return _Pool(api_client, 0)
+    if pool is None:
+        try:
+            limit = int(api_client.rest_client.pool_manager.connector.limit or 0)
+        except (AttributeError, TypeError, ValueError):
+            limit = 0
+        pool = _pools[api_client] = _Pool(api_client, limit)
+    return pool
+
+
 class Transport:
     """Raw list/watch calls through a ``kubernetes_asyncio`` ``ApiClient``.
 
@@ -129,6 +203,7 @@ class Transport:
         connect_timeout: float = 30.0,
     ) -> None:
         self.api_client = api_client
+        self._pool = _pool_of(api_client)
         self.max_line_bytes = max_line_bytes
         self.idle_margin = idle_margin
         self.request_timeout = request_timeout
@@ -140,9 +215,10 @@ class Transport:
         path: str,
         query: list[tuple[str, str]],
         timeout: aiohttp.ClientTimeout,
+        client: Any = None,
     ) -> aiohttp.ClientResponse:
         try:
-            resp: aiohttp.ClientResponse = await self.api_client.call_api(
+            resp: aiohttp.ClientResponse = await (client or self.api_client).call_api(
                 path,
                 method,
                 query_params=query,
@@ -256,11 +332,13 @@ class Transport:
         label_selector: str | None = None,
         field_selector: str | None = None,
         idle_timeout: float | None = None,
+        on_open: Callable[[bool], None] | None = None,
     ) -> WatchStream:
         """A WATCH stream; use as ``async with transport.watch(...) as events: async for ...``.
 
         ``idle_timeout`` defaults to ``timeout_seconds`` plus ``idle_margin`` (none without
         ``timeout_seconds``): a stream silent for longer raises ``WatchIdleTimeout``.
+        ``on_open(beyond_pool)`` is called when the request is sent (see ``WatchStream``).
         """
         query = _query(
             watch=True,
@@ -274,7 +352,7 @@ class Transport:
         )
         if idle_timeout is None and timeout_seconds is not None:
             idle_timeout = timeout_seconds + self.idle_margin
-        return WatchStream(self, resource.path(namespace), query, idle_timeout)
+        return WatchStream(self, resource.path(namespace), query, idle_timeout, on_open)
 
 
 class WatchStream:
@@ -286,14 +364,18 @@ class WatchStream:
         path: str,
         query: list[tuple[str, str]],
         idle_timeout: float | None,
+        on_open: Callable[[bool], None] | None = None,
     ) -> None:
         self._transport = transport
+        self._on_open = on_open
         self.path = path
         self.query = query
         self.idle_timeout = idle_timeout
         self._resp: aiohttp.ClientResponse | None = None
         self._events = self._run()
         self.bytes_read = 0
+        # opened through the pool beyond the ApiClient's, which had no connection to spare
+        self.beyond_pool = False
 
     async def __aenter__(self) -> Self:
         return self
@@ -329,15 +411,28 @@ class WatchStream:
         except (aiohttp.ClientError, OSError) as exc:
             raise TransportError(f"watch {self.path}: {type(exc).__name__}: {exc}") from exc
 
+    async def _open(self) -> aiohttp.ClientResponse:
+        """Send the WATCH (through the pool our watches may use) and check its status."""
+        t = self._transport
+        client, self.beyond_pool = await t._pool.acquire()
+        if self._on_open is not None:
+            self._on_open(self.beyond_pool)
+        try:
+            timeout = aiohttp.ClientTimeout(total=None, connect=t.connect_timeout)
+            try:
+                async with asyncio.timeout(self.idle_timeout):
+                    resp = self._resp = await t._send("GET", self.path, self.query, timeout, client)
+            except TimeoutError as exc:
+                raise WatchIdleTimeout(self.idle_timeout or math.inf) from exc
+            await t._raise_for_status(resp)
+        except BaseException:
+            await t._pool.release(self.beyond_pool)
+            raise
+        return resp
+
     async def _run(self) -> AsyncGenerator[WatchEvent, None]:
         t = self._transport
-        timeout = aiohttp.ClientTimeout(total=None, connect=t.connect_timeout)
-        try:
-            async with asyncio.timeout(self.idle_timeout):
-                resp = self._resp = await t._send("GET", self.path, self.query, timeout)
-        except TimeoutError as exc:
-            raise WatchIdleTimeout(self.idle_timeout or math.inf) from exc
-        await t._raise_for_status(resp)
+        resp = await self._open()
         limit = t.max_line_bytes
         parts: list[bytes] = []
         pending = 0  # bytes in parts
@@ -380,6 +475,7 @@ class WatchStream:
                         yield event
         finally:
             resp.close()
+            await t._pool.release(self.beyond_pool)
 
 
 def _decode_last_line(line: bytes, offset: int, path: str) -> WatchEvent | None:

@@ -177,3 +177,22 @@ async def test_factory_stop_then_start_resumes_and_late_informers_wait_for_start
             await factory.stop()
         finally:
             await api.close()
+
+
+async def test_none_and_empty_namespace_or_selector_are_one_scope(
+    server: ApiServer, api: Any
+) -> None:
+    factory = SharedInformerFactory(api, options=FAST)
+    everything = factory.informer(CONFIGMAPS)
+    assert factory.informer(CONFIGMAPS, namespace="") is everything
+    assert factory.informer(CONFIGMAPS, label_selector="", field_selector="") is everything
+    in_a = factory.informer(CONFIGMAPS, namespace="a", label_selector="")
+    assert factory.informer(CONFIGMAPS, namespace="a", field_selector=None) is in_a
+    assert len(factory.informers) == 2
+    async with factory:
+        await factory.wait_for_sync(timeout=5)
+        await server.wait_for_watchers(2)
+    assert Counter(scope(r) for r in server.requests if r.verb == "watch") == {
+        ("configmaps", None, None): 1,
+        ("configmaps", "a", None): 1,
+    }
