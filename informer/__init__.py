@@ -8,6 +8,7 @@ Data flows one way: ``transport`` (raw LIST/WATCH) -> ``reflector`` (the list/wa
 from informer.backoff import BackoffPolicy
 from informer.client import Client, PatchType, WriteRecord
 from informer.connect import connect
+from informer.controller import Controller, ControllerStats, Request, Result
 from informer.discovery import DiscoveryError, UnknownResource, discover
 from informer.errors import (
     AlreadyExists,
@@ -61,6 +62,8 @@ __all__ = [
     "CacheWentBackwards",
     "Client",
     "Conflict",
+    "Controller",
+    "ControllerStats",
     "Delta",
     "DiscoveryError",
     "Forbidden",
@@ -81,9 +84,11 @@ __all__ = [
     "Reflector",
     "ReflectorOptions",
     "ReflectorStats",
+    "Request",
     "Resource",
     "ResourceExpired",
     "ResourceVersionMismatch",
+    "Result",
     "SharedInformerFactory",
     "StaleCacheError",
     "Store",

@@ -1,0 +1,252 @@
+"""Read-your-own-writes in the controller: no reconcile on a cache older than the controller's
+own last write, through real HTTP, with the children's watch stalled by a Fault.
+
+The classic duplicate create: a controller creates a child (``generateName``) per parent; the
+parent changes again before the child's watch event arrived; a controller reading its cache sees
+no child and creates a second one. With the writes client given to the Controller, the second
+reconcile waits for the cache to show the child, and while it does not, the key is requeued
+(a stale skip) instead of reconciled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
+from typing import Any
+
+import structlog
+
+from informer.client import Client
+from informer.controller import Controller, Request, controller_owner
+from informer.informer import Informer
+from informer.objects import KubeObject
+from informer.resource import CONFIGMAPS, SECRETS
+from informer.testing import ApiServer, Fault
+from informer.transport import Transport
+from informer.workqueue import ExponentialBackoff
+from tests.conftest import FAST, cm, wait_until
+
+CHILD_WATCH_STALL = 60.0  # ended by restarting the children's informer, never waited out
+
+
+def is_child_watch(r: Any) -> bool:
+    return r.verb == "watch" and r.query.get("labelSelector") == "role=child"
+
+
+@dataclass
+class Setup:
+    server: ApiServer
+    client: Client
+    parents: Informer
+    children: Informer
+
+    def children_of(self, request: Request) -> list[KubeObject]:
+        return [
+            c
+            for c in self.children.store.list(request.namespace)
+            if controller_owner(c, CONFIGMAPS) == request
+        ]
+
+    def creates(self) -> int:
+        return sum(1 for r in self.server.requests if r.verb == "create")
+
+    async def stall_children_watch(self) -> None:
+        """From now on the children's watch delivers nothing (until ``resume_children``)."""
+        watches = sum(1 for r in self.server.requests if is_child_watch(r))
+        self.server.faults.add(
+            Fault(verb="watch", predicate=is_child_watch, after_events=1, stall=CHILD_WATCH_STALL)
+        )
+        await self.children.stop()  # a new watch, that the fault applies to
+        self.children.start()
+        await self.server.wait_for_requests(is_child_watch, count=watches + 1)
+        noise = cm("noise")
+        noise["metadata"]["labels"] = {"role": "child"}
+        self.server.create(CONFIGMAPS, noise)  # the one event delivered before the stall
+        await wait_until(lambda: "default/noise" in self.children.store)
+
+    async def resume_children(self) -> None:
+        await self.children.stop()  # cuts the stalled stream; the fault fired once already
+        self.children.start()
+
+
+@asynccontextmanager
+async def setup(server: ApiServer) -> AsyncIterator[Setup]:
+    api = server.api_client()
+    try:
+        options = replace(FAST, idle_timeout=CHILD_WATCH_STALL * 2)
+        parents = Informer(Transport(api), CONFIGMAPS, label_selector="role=parent", options=FAST)
+        children = Informer(
+            Transport(api), CONFIGMAPS, label_selector="role=child", options=options
+        )
+        async with parents, children:
+            await parents.wait_for_sync(10)
+            await children.wait_for_sync(10)
+            yield Setup(server, Client(api), parents, children)
+            await children.stop()  # before the server: a stalled stream would hold it
+    finally:
+        await api.close()
+
+
+def one_child_per_parent(s: Setup) -> Any:
+    """The reconcile of a controller that creates one child per parent (by generateName)."""
+
+    async def reconcile(request: Request) -> None:
+        parent = s.parents.store.get(request.name, request.namespace)
+        if parent is None or s.children_of(request):
+            return
+        await s.client.create(
+            CONFIGMAPS,
+            {
+                "metadata": {
+                    "generateName": f"{request.name}-",
+                    "namespace": request.namespace,
+                    "labels": {"role": "child"},
+                    "ownerReferences": [
+                        {
+                            "apiVersion": "v1",
+                            "kind": "ConfigMap",
+                            "name": parent.name,
+                            "uid": parent.uid,
+                            "controller": True,
+                        }
+                    ],
+                }
+            },
+        )
+
+    return reconcile
+
+
+def parent(name: str) -> dict[str, Any]:
+    body = cm(name)
+    body["metadata"]["labels"] = {"role": "parent"}
+    return body
+
+
+FAST_RETRY = ExponentialBackoff(0.005, 0.05)
+
+
+async def test_a_controller_never_creates_a_child_twice_while_its_cache_lags(
+    api_server: ApiServer,
+) -> None:
+    async with setup(api_server) as s:
+        ctl = Controller(
+            one_child_per_parent(s),
+            for_=s.parents,
+            owns=[s.children],
+            client=s.client,
+            freshness_timeout=0.05,
+            rate_limiter=FAST_RETRY,
+        )
+        async with ctl:
+            await ctl.wait_running(10)
+            await s.stall_children_watch()
+            s.server.create(CONFIGMAPS, parent("p"))
+            await wait_until(lambda: s.creates() == 1)
+            s.server.patch(CONFIGMAPS, "p", {"data": {"k": "2"}}, namespace="default")
+            await wait_until(lambda: ctl.statistics().stale_skips >= 2)
+            assert s.creates() == 1  # the cache shows no child, yet the controller waits
+            await s.resume_children()
+            await wait_until(lambda: len(s.children_of(Request("p", "default"))) == 1)
+            await wait_until(lambda: ctl.statistics().succeeded >= 2)
+            stats = ctl.statistics()
+        assert s.creates() == 1
+        assert stats.writes_tracked == 1 and stats.errors == 0
+        assert stats.freshness_wait.count >= 3
+
+
+async def test_without_read_your_writes_the_same_controller_creates_twice(
+    api_server: ApiServer,
+) -> None:
+    async with setup(api_server) as s:
+        ctl = Controller(one_child_per_parent(s), for_=s.parents, owns=[s.children])
+        async with ctl:  # no client: nothing recorded, nothing awaited
+            await ctl.wait_running(10)
+            await s.stall_children_watch()
+            s.server.create(CONFIGMAPS, parent("p"))
+            await wait_until(lambda: s.creates() == 1)
+            s.server.patch(CONFIGMAPS, "p", {"data": {"k": "2"}}, namespace="default")
+            await wait_until(lambda: s.creates() == 2)  # the classic duplicate
+            await s.resume_children()
+            await wait_until(lambda: len(s.children_of(Request("p", "default"))) == 2)
+        assert ctl.statistics().stale_skips == 0
+
+
+async def test_a_delete_is_awaited_by_uid_before_the_next_reconcile(api_server: ApiServer) -> None:
+    deletes: list[str] = []
+    async with setup(api_server) as s:
+
+        async def reconcile(request: Request) -> None:
+            for child in s.children_of(request):  # the parent wants no children
+                deletes.append(child.name)
+                await s.client.delete(CONFIGMAPS, child.name, child.namespace)
+
+        ctl = Controller(
+            reconcile,
+            for_=s.parents,
+            owns=[s.children],
+            client=s.client,
+            freshness_timeout=0.05,
+            rate_limiter=FAST_RETRY,
+        )
+        p = s.server.create(CONFIGMAPS, parent("p"))
+        kid = cm("kid")
+        kid["metadata"]["labels"] = {"role": "child"}
+        kid["metadata"]["ownerReferences"] = [
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "name": "p",
+                "uid": p["metadata"]["uid"],
+                "controller": True,
+            }
+        ]
+        s.server.create(CONFIGMAPS, kid)
+        await wait_until(lambda: "default/kid" in s.children.store)
+        await s.stall_children_watch()
+        async with ctl:
+            await wait_until(lambda: deletes == ["kid"])
+            s.server.patch(CONFIGMAPS, "p", {"data": {"k": "2"}}, namespace="default")
+            await wait_until(lambda: ctl.statistics().stale_skips >= 2)
+            assert "default/kid" in s.children.store  # still cached: reconciling would delete again
+            await s.resume_children()
+            await wait_until(lambda: "default/kid" not in s.children.store)
+            await wait_until(lambda: ctl.statistics().succeeded >= 2)
+    assert deletes == ["kid"]
+    assert sum(1 for r in s.server.requests if r.verb == "delete") == 1
+
+
+async def test_writes_outside_a_reconcile_or_to_unwatched_resources_are_not_tracked(
+    api_server: ApiServer,
+) -> None:
+    async with setup(api_server) as s:
+
+        async def write_a_secret(request: Request) -> None:  # no informer of secrets: no wait
+            body = {"metadata": {"name": request.name, "namespace": "default"}}
+            await s.client.create(SECRETS, body)
+
+        ctl = Controller(write_a_secret, for_=s.parents, client=s.client)
+        async with ctl:
+            await ctl.wait_running(10)
+            await s.client.create(CONFIGMAPS, parent("outside"))  # not in a reconcile
+            await wait_until(lambda: ctl.statistics().succeeded == 1)
+        assert ctl.statistics().writes_tracked == 0
+        assert s.server.get(SECRETS, "outside", namespace="default") is not None
+
+
+async def test_opaque_resource_versions_fail_open_logged_once(api_server_factory: Any) -> None:
+    server = await api_server_factory("opaque-rv")
+    async with setup(server) as s:
+        ctl = Controller(
+            one_child_per_parent(s), for_=s.parents, owns=[s.children], client=s.client
+        )
+        with structlog.testing.capture_logs() as logs:
+            async with ctl:
+                s.server.create(CONFIGMAPS, parent("p1"))
+                s.server.create(CONFIGMAPS, parent("p2"))
+                await wait_until(lambda: s.creates() == 2)
+                await wait_until(lambda: ctl.statistics().succeeded >= 2)
+    warnings = [e for e in logs if e["event"] == "controller.rv_not_comparable"]
+    assert len(warnings) == 1
+    assert ctl.statistics().stale_skips == 0
