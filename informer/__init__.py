@@ -29,6 +29,7 @@ from informer.errors import (
     WatchStreamError,
 )
 from informer.informer import Handler, HandlerStats, Informer, SharedInformerFactory
+from informer.leader_election import ElectionState, LeaderElector
 from informer.objects import KubeObject
 from informer.pager import ResourceVersionMismatch
 from informer.reflector import Reflector, ReflectorOptions, ReflectorStats
@@ -66,6 +67,7 @@ __all__ = [
     "ControllerStats",
     "Delta",
     "DiscoveryError",
+    "ElectionState",
     "Forbidden",
     "Freshness",
     "Handler",
@@ -74,6 +76,7 @@ __all__ = [
     "Invalid",
     "InvalidResourceVersion",
     "KubeObject",
+    "LeaderElector",
     "ListPage",
     "MalformedResponse",
     "MalformedWatchLine",

@@ -1,0 +1,364 @@
+"""Leader election on a ``coordination.k8s.io/v1`` Lease, with client-go's rules and timings.
+
+One ``LeaderElector`` per process campaigns for one Lease: it creates the Lease or takes it over
+once its holder has not renewed it for ``lease_duration`` (measured on this process's monotonic
+clock from the moment it *observed* the last change, so clocks need not agree), renews it every
+``retry_period`` while leading, and steps down when it could not renew within ``renew_deadline``
+of the start of its last successful renewal. Since ``renew_deadline < lease_duration`` and every
+other candidate starts counting only once it has seen that renewal, a leader whose renewals fail
+(or hang: each request is cut at the deadline) has stopped leading before anyone can take over.
+On a clean shutdown the Lease is released (holder cleared) so a standby takes over at once.
+
+Warm standby: the election gates only the *work*. Informers run and sync in every replica; the
+``on_started_leading`` coroutine (a controller's workers) starts when this replica acquires the
+Lease and is cancelled, and awaited, as soon as leadership is lost; it starts again on the next
+term, against caches that stayed warm. A Controller is gated with
+``await elector.run(on_started_leading=controller_workers)``.
+
+Not ``kubernetes_asyncio.leaderelection``: its timings must be >= 1 s and run on ``time.time``
+and ``asyncio.sleep`` (no injectable clock, so no test without real waiting), a hanging renewal is
+not bounded by the renew deadline (a stalled leader keeps leading past the lease), it does not
+release on shutdown, and it works on generated models with stack-trace logs on every 409.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import inspect
+import math
+import random
+import socket
+import uuid
+from collections.abc import Awaitable, Callable, Coroutine
+from datetime import UTC, datetime
+from typing import Any
+
+import structlog
+
+from informer.client import Client
+from informer.errors import AlreadyExists, ApiError, Conflict, NotFound, TransportError
+from informer.objects import KubeObject
+from informer.resource import LEASES
+from informer.workqueue import Clock, MonotonicClock
+
+__all__ = ["ElectionState", "LeaderElector"]
+
+log = structlog.get_logger("informer.leader_election")
+
+JITTER_FACTOR = 1.2  # client-go's: a follower retries after retry_period * [1, 2.2)
+
+
+class ElectionState(enum.Enum):
+    """Where a ``LeaderElector`` stands."""
+
+    STOPPED = "stopped"
+    FOLLOWING = "following"
+    LEADING = "leading"
+
+
+class _Attempt(enum.Enum):
+    ACQUIRED = "acquired"  # this candidate holds the Lease (acquired or renewed)
+    HELD = "held"  # another candidate holds a valid Lease
+    FAILED = "failed"  # no answer, an error or a lost race: try again
+
+
+def _micro_time() -> str:
+    """Now as a Kubernetes ``MicroTime``."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def default_identity() -> str:
+    """``<hostname>_<random>``, as client-go's examples build it: unique per process."""
+    return f"{socket.gethostname()}_{uuid.uuid4().hex[:12]}"
+
+
+StartedLeading = Callable[[], Coroutine[Any, Any, None]]
+StoppedLeading = Callable[[], Awaitable[None] | None]
+
+
+class LeaderElector:
+    """Campaigns for the Lease ``namespace/name`` as ``identity`` (see the module docstring).
+
+    ``lease_duration`` (15 s), ``renew_deadline`` (10 s) and ``retry_period`` (2 s) are
+    client-go's defaults and must satisfy ``lease_duration > renew_deadline >
+    1.2 * retry_period``. ``release_on_cancel`` clears the holder on a clean shutdown. ``clock``
+    (monotonic) and ``rng`` (jitter) are injectable for tests.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        name: str,
+        namespace: str,
+        *,
+        identity: str | None = None,
+        lease_duration: float = 15.0,
+        renew_deadline: float = 10.0,
+        retry_period: float = 2.0,
+        release_on_cancel: bool = True,
+        clock: Clock | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        if not lease_duration > renew_deadline:
+            raise ValueError("lease_duration must be greater than renew_deadline")
+        if not renew_deadline > JITTER_FACTOR * retry_period > 0:
+            raise ValueError(f"renew_deadline must be greater than {JITTER_FACTOR} * retry_period")
+        self.client = client
+        self.name = name
+        self.namespace = namespace
+        self.identity = identity or default_identity()
+        self.lease_duration = lease_duration
+        self.renew_deadline = renew_deadline
+        self.retry_period = retry_period
+        self.release_on_cancel = release_on_cancel
+        self.clock: Clock = clock or MonotonicClock()
+        self._rng = rng or random.Random()
+        self.state = ElectionState.STOPPED
+        self.leader: str | None = None  # the holder last observed ("" when released)
+        self.terms = 0  # how many times this candidate acquired the Lease
+        self.renew_failures = 0  # renewals that failed while leading
+        self.attempt_timeouts = 0  # attempts cut at the deadline (a request that hung)
+        self._lease: KubeObject | None = None  # the Lease as last read or written
+        self._observed_rv = ""
+        self._observed_at = -math.inf
+        self._changed = asyncio.Event()
+        self._log = log.bind(lease=f"{namespace}/{name}", identity=self.identity)
+
+    @property
+    def is_leader(self) -> bool:
+        return self.state is ElectionState.LEADING
+
+    async def wait_until_leading(self) -> None:
+        """Return once this candidate leads (at once if it does)."""
+        while not self.is_leader:
+            self._changed.clear()
+            await self._changed.wait()
+
+    def _set_state(self, state: ElectionState) -> None:
+        self.state = state
+        self._changed.set()
+
+    # -- the campaign ------------------------------------------------------------------------
+
+    async def run(
+        self,
+        on_started_leading: StartedLeading | None = None,
+        on_stopped_leading: StoppedLeading | None = None,
+    ) -> None:
+        """Campaign until cancelled; run ``on_started_leading()`` (a task) during every term.
+
+        The task is cancelled and awaited when the term ends, then ``on_stopped_leading()`` is
+        called (sync or async). If the task raises, leadership is given up (the Lease released)
+        and the exception propagates. Cancelling ``run`` ends the term the same way, then
+        releases the Lease.
+        """
+        if self.state is not ElectionState.STOPPED:
+            raise RuntimeError("this LeaderElector is already running")
+        self._set_state(ElectionState.FOLLOWING)
+        work: asyncio.Task[None] | None = None
+        try:
+            while True:
+                renewed_at = await self._acquire()
+                self.terms += 1
+                self._set_state(ElectionState.LEADING)
+                self._log.info("leader_election.started_leading", term=self.terms)
+                if on_started_leading is not None:
+                    work = asyncio.create_task(on_started_leading())
+                await self._renew_until_lost(renewed_at, work)
+                self._set_state(ElectionState.FOLLOWING)
+                self._log.warning("leader_election.stopped_leading", term=self.terms)
+                await self._end_term(work, on_stopped_leading)
+                work = None
+        finally:
+            leading = self.is_leader
+            self._set_state(ElectionState.STOPPED)
+            if leading:
+                await self._end_term(work, on_stopped_leading)
+                if self.release_on_cancel:
+                    await self._release()
+
+    async def _end_term(
+        self, work: asyncio.Task[None] | None, on_stopped_leading: StoppedLeading | None
+    ) -> None:
+        if work is not None:
+            work.cancel()
+            await asyncio.wait({work})  # its failure, if any, was raised by _sleep_watching
+        if on_stopped_leading is not None:
+            result = on_stopped_leading()
+            if inspect.isawaitable(result):
+                await result
+
+    async def _acquire(self) -> float:
+        """Try every ``retry_period`` (jittered) until this candidate holds the Lease; returns the
+        start time of the successful attempt."""
+        while True:
+            started = self.clock.now()
+            if await self._bounded(started + self.renew_deadline) is _Attempt.ACQUIRED:
+                return started
+            delay = self.retry_period * (1.0 + self._rng.random() * JITTER_FACTOR)
+            await self.clock.sleep(delay)
+
+    async def _renew_until_lost(self, renewed_at: float, work: asyncio.Task[None] | None) -> None:
+        """Renew every ``retry_period``; return when no renewal succeeded within
+        ``renew_deadline`` of the last success's start, or another holder shows up."""
+        while True:
+            await self._sleep_watching(self.retry_period, work)
+            deadline = renewed_at + self.renew_deadline
+            while True:
+                started = self.clock.now()
+                if started >= deadline:
+                    self._log.warning("leader_election.renew_deadline_passed")
+                    return
+                result = await self._bounded(deadline)
+                if result is _Attempt.ACQUIRED:
+                    renewed_at = started
+                    break
+                if result is _Attempt.HELD:
+                    return
+                self.renew_failures += 1
+                wait = min(self.retry_period, deadline - self.clock.now())
+                if wait > 0:
+                    await self._sleep_watching(wait, work)
+
+    async def _sleep_watching(self, seconds: float, work: asyncio.Task[None] | None) -> None:
+        """Sleep on the clock; if the leader's work raises meanwhile, raise its exception (which
+        ends the term and the campaign: a crashed controller must not keep the Lease)."""
+        if work is not None and not work.done():
+            sleeper = asyncio.ensure_future(self.clock.sleep(seconds))
+            try:
+                await asyncio.wait({sleeper, work}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                sleeper.cancel()
+        else:
+            await self.clock.sleep(seconds)
+        if work is not None and work.done() and not work.cancelled():
+            exc = work.exception()
+            if exc is not None:
+                self._log.error("leader_election.leader_work_failed", error=type(exc).__name__)
+                raise exc
+
+    async def _bounded(self, deadline: float) -> _Attempt:
+        """One attempt, cut (FAILED) when the clock passes ``deadline``: a hanging request must
+        not keep a leader leading past its renew deadline."""
+        attempt = asyncio.ensure_future(self._try_acquire_or_renew())
+        expired = False
+
+        def cut() -> None:
+            nonlocal expired
+            expired = True
+            attempt.cancel()
+
+        timer = self.clock.call_at(deadline, cut)
+        try:
+            return await attempt
+        except asyncio.CancelledError:
+            if not expired:
+                raise
+            self.attempt_timeouts += 1
+            self._log.warning("leader_election.attempt_timed_out")
+            return _Attempt.FAILED
+        finally:
+            timer.cancel()
+
+    # -- one attempt (client-go's tryAcquireOrRenew) -----------------------------------------
+
+    def _spec(self, current: KubeObject | None) -> dict[str, Any]:
+        now = _micro_time()
+        old = dict(current.get("spec") or {}) if current is not None else {}
+        mine = old.get("holderIdentity") == self.identity
+        transitions = int(old.get("leaseTransitions") or 0)
+        if current is not None and not mine:
+            transitions += 1
+        return {
+            "holderIdentity": self.identity,
+            "leaseDurationSeconds": max(1, math.ceil(self.lease_duration)),
+            "acquireTime": old.get("acquireTime") if mine and old.get("acquireTime") else now,
+            "renewTime": now,
+            "leaseTransitions": transitions,
+        }
+
+    async def _try_acquire_or_renew(self) -> _Attempt:
+        if self.is_leader and self._lease is not None:
+            # The fast path of a leader: write over the Lease it last wrote (one request).
+            result = await self._write(self._lease)
+            if result is not None:
+                return result
+        try:
+            current = await self.client.get(LEASES, self.name, self.namespace)
+        except NotFound:
+            return await self._create()
+        except (ApiError, TransportError) as exc:
+            self._log.warning("leader_election.get_failed", error=type(exc).__name__)
+            return _Attempt.FAILED
+        self._observe(current)
+        spec = current.get("spec") or {}
+        holder = str(spec.get("holderIdentity") or "")
+        if (
+            holder
+            and holder != self.identity
+            and self._observed_at + self.lease_duration > self.clock.now()
+        ):
+            return _Attempt.HELD
+        if holder != self.identity and self.is_leader:
+            return _Attempt.HELD  # taken over while we could not renew: never write over it
+        result = await self._write(current)
+        return result if result is not None else _Attempt.FAILED
+
+    def _observe(self, lease: KubeObject) -> None:
+        if lease.resource_version != self._observed_rv:
+            self._observed_rv = lease.resource_version
+            self._observed_at = self.clock.now()
+        self._lease = lease
+        holder = (lease.get("spec") or {}).get("holderIdentity") or ""
+        if holder != self.leader:
+            self._log.info("leader_election.leader_observed", leader=holder or None)
+            self.leader = holder
+
+    async def _create(self) -> _Attempt:
+        body = {
+            "metadata": {"name": self.name, "namespace": self.namespace},
+            "spec": {**self._spec(None), "leaseTransitions": 0},
+        }
+        try:
+            created = await self.client.create(LEASES, body)
+        except (AlreadyExists, Conflict):
+            return _Attempt.FAILED  # another candidate created it first
+        except (ApiError, TransportError) as exc:
+            self._log.warning("leader_election.create_failed", error=type(exc).__name__)
+            return _Attempt.FAILED
+        self._observe(created)
+        return _Attempt.ACQUIRED
+
+    async def _write(self, current: KubeObject) -> _Attempt | None:
+        """Replace the Lease read as ``current`` by one held by this candidate (conditional on
+        its RV); None when the caller should read the Lease again (a 409 or a 404)."""
+        body = current.to_dict()
+        body["spec"] = self._spec(current)
+        try:
+            written = await self.client.replace(LEASES, body)
+        except (Conflict, NotFound):
+            return None
+        except (ApiError, TransportError) as exc:
+            self._log.warning("leader_election.update_failed", error=type(exc).__name__)
+            return _Attempt.FAILED
+        self._observe(written)
+        return _Attempt.ACQUIRED
+
+    async def _release(self) -> None:
+        """Clear the holder so that a standby need not wait for the Lease to expire."""
+        lease = self._lease
+        if lease is None:
+            return
+        body = lease.to_dict()
+        spec = dict(body.get("spec") or {})
+        if spec.get("holderIdentity") != self.identity:
+            return
+        spec.update(holderIdentity=None, leaseDurationSeconds=1, renewTime=_micro_time())
+        body["spec"] = spec
+        try:
+            self._observe(await self.client.replace(LEASES, body))
+        except (ApiError, TransportError) as exc:
+            self._log.warning("leader_election.release_failed", error=type(exc).__name__)
+            return
+        self._log.info("leader_election.released")
