@@ -50,7 +50,6 @@ from typing import Any
 
 import aiohttp
 import msgspec
-import structlog
 
 # the script's own directory is on sys.path when run as ``python benchmarks/informer_sync.py``
 from store_sync import make_items  # type: ignore[import-not-found,unused-ignore]
@@ -564,7 +563,7 @@ def print_watch_table(rows: list[tuple[str, WatchRun, float, str]]) -> None:
 
 
 async def main(args: argparse.Namespace) -> None:
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    logging.getLogger("informer").setLevel(logging.WARNING)
     n, w = args.count, args.watch_count
     k8s_n = min(args.k8s_count, n)
     k8s_w = min(args.k8s_watch_count, w)

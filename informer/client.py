@@ -21,15 +21,15 @@ from urllib.parse import urlencode
 
 import aiohttp
 import msgspec
-import structlog
 
+from informer._log import get_logger
 from informer.errors import MalformedResponse, TransportError, status_error
 from informer.objects import KubeObject
 from informer.resource import Resource
 
 __all__ = ["Client", "PatchType", "WriteRecord"]
 
-log = structlog.get_logger("informer.client")
+log = get_logger("informer.client")
 
 _ERROR_BODY_LIMIT = 64 * 1024
 _encoder = msgspec.json.Encoder()

@@ -19,8 +19,7 @@ from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any, Self
 
-import structlog
-
+from informer._log import get_logger
 from informer.objects import KubeObject
 from informer.reflector import Reflector, ReflectorOptions, ReflectorStats
 from informer.resource import Resource
@@ -29,7 +28,7 @@ from informer.transport import Transport
 
 __all__ = ["Handler", "HandlerStats", "Informer", "SharedInformerFactory"]
 
-_log = structlog.get_logger("informer.informer")
+_log = get_logger("informer.informer")
 
 AddHandler = Callable[[KubeObject, bool], Awaitable[None] | None]
 UpdateHandler = Callable[[KubeObject, KubeObject], Awaitable[None] | None]

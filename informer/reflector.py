@@ -25,8 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import structlog
-
+from informer._log import describe_error, get_logger
 from informer.backoff import Backoff, BackoffPolicy
 from informer.errors import (
     ApiError,
@@ -43,7 +42,7 @@ from informer.objects import KubeObject
 from informer.pager import ContinueExpired, ListResult, list_all, list_exact
 from informer.resource import Resource
 from informer.resource_version import compare_resource_versions, is_comparable
-from informer.store import Delta, Store, describe_error
+from informer.store import Delta, Store
 from informer.transport import Transport, WatchEvent, WatchStream
 
 __all__ = ["Reflector", "ReflectorOptions", "ReflectorStats"]
@@ -172,7 +171,7 @@ class Reflector:
         self._probe_before_watch = False
         self._stream_timeout = 0
         self._warned_not_comparable = False
-        self.log = structlog.get_logger("informer.reflector").bind(
+        self.log = get_logger("informer.reflector").bind(
             resource=resource.group_resource,
             namespace=namespace or "",
             selector=label_selector or "",

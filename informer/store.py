@@ -54,8 +54,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import structlog
-
+from informer._log import describe_error, get_logger
 from informer.errors import StaleCacheError
 from informer.objects import KubeObject
 from informer.resource_version import InvalidResourceVersion, is_comparable, rv_sort_key
@@ -72,7 +71,7 @@ __all__ = [
     "Tombstone",
 ]
 
-_log = structlog.get_logger("informer.store")
+_log = get_logger("informer.store")
 
 NAMESPACE_INDEX = "namespace"
 """The built-in index: namespace -> keys of the namespaced objects in it."""
@@ -204,19 +203,6 @@ class _Contents:
 
 _HeapEntry = tuple[tuple[int, str], int, "asyncio.Future[None]"]
 _KeyPredicate = Callable[[KubeObject | None], bool]
-
-
-def describe_error(exc: BaseException) -> str:
-    """An exception raised by user code on an object, for a log line: its type and where it was
-    raised, never its message or traceback (they can quote the object's data, e.g. a Secret's, and
-    a console renderer showing locals would print the object itself)."""
-    tb = exc.__traceback__
-    if tb is None:
-        return type(exc).__name__
-    while tb.tb_next is not None:
-        tb = tb.tb_next
-    code = tb.tb_frame.f_code
-    return f"{type(exc).__name__} in {code.co_name} ({code.co_filename}:{tb.tb_lineno})"
 
 
 def _key_of(name: str, namespace: str | None) -> str:

@@ -19,8 +19,8 @@ from typing import Any, Literal, Self
 
 import aiohttp
 import msgspec
-import structlog
 
+from informer._log import get_logger
 from informer.errors import (
     MalformedResponse,
     MalformedWatchLine,
@@ -42,7 +42,7 @@ __all__ = [
     "WatchStream",
 ]
 
-log = structlog.get_logger("informer.transport")
+log = get_logger("informer.transport")
 
 DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import io
+import logging
 from typing import Any
 
 import structlog
 from aiohttp import web
 from conftest import FAST, running_informer, wait_until
 from kubernetes_asyncio.client import ApiClient, Configuration
-from structlog.testing import capture_logs
 
+from informer._log import capture_logs
 from informer.informer import Informer
 from informer.objects import KubeObject
 from informer.resource import SECRETS
@@ -72,15 +73,12 @@ async def test_transform_failing_on_a_secret_logs_no_data() -> None:
         return [str(int(obj["data"]["password"]))]
 
     out = io.StringIO()
-    old = structlog.get_config()
-    structlog.configure(
-        processors=[
-            structlog.processors.add_log_level,
-            structlog.dev.ConsoleRenderer(colors=False),
-        ],
-        logger_factory=structlog.PrintLoggerFactory(file=out),
-        cache_logger_on_first_use=False,
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(processor=structlog.dev.ConsoleRenderer(colors=False))
     )
+    root = logging.getLogger("informer")
+    root.addHandler(handler)
     try:
         async with ApiServer(too_large_wait=0.01) as server:
             secret = {"metadata": {"name": "s", "namespace": "d"}, "data": {"password": "aHVudGVy"}}
@@ -89,7 +87,7 @@ async def test_transform_failing_on_a_secret_logs_no_data() -> None:
                 inf.store.add_index("n", bad_index)
                 assert inf.statistics().errors == 1 and inf.store.stats.index_errors == 1
     finally:
-        structlog.configure(**old)
+        root.removeHandler(handler)
     text = out.getvalue()
     assert "reflector.transform_failed" in text and "store.index_error" in text
     assert "ValueError" in text  # what failed is still said

@@ -12,8 +12,8 @@ import asyncio
 from pathlib import Path
 
 from conftest import FAST, cm
-from structlog.testing import capture_logs
 
+from informer._log import capture_logs
 from informer.connect import connect
 from informer.informer import SharedInformerFactory
 from informer.resource import CONFIGMAPS

@@ -13,8 +13,8 @@ from typing import Any
 
 import msgspec
 import pytest
-from structlog.testing import capture_logs
 
+from informer._log import capture_logs
 from informer.errors import StaleCacheError
 from informer.objects import KubeObject
 from informer.resource_version import InvalidResourceVersion

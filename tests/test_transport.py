@@ -24,8 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import structlog
-import structlog.testing
 from aiohttp import web
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -34,6 +32,7 @@ from kubernetes_asyncio.client import ApiClient, Configuration
 from kubernetes_asyncio.config import incluster_config
 from multidict import CIMultiDict
 
+from informer._log import capture_logs
 from informer.connect import connect
 from informer.errors import (
     ApiError,
@@ -1467,7 +1466,7 @@ async def test_bearer_token_never_logged_on_failures(
 ) -> None:
     caplog.set_level(logging.DEBUG)
     errors: list[BaseException] = []
-    with structlog.testing.capture_logs() as structlogs:
+    with capture_logs() as structlogs:
         async with await kubeconfig_client(tmp_path, api.url) as client:
             t = Transport(client)
             failures: list[tuple[Callable[[], None], Callable[[], Awaitable[Any]]]] = [
@@ -1643,7 +1642,7 @@ async def test_https_with_an_unknown_ca_is_a_transport_error_without_the_token(
     respond_list_then_watch(tls_api)
     cfg = Configuration(host=tls_api.url, api_key={"BearerToken": f"Bearer {SECRET}"})
     errors: list[BaseException] = []
-    with structlog.testing.capture_logs() as structlogs:
+    with capture_logs() as structlogs:
         async with ApiClient(cfg) as client:
             t = Transport(client)
             with pytest.raises(TransportError) as listed:

@@ -1,0 +1,149 @@
+"""The library's logging: structlog events routed through the standard ``logging`` module.
+
+A library must stay quiet unless the application enables it, and must never configure logging for
+the application. So every module of ``informer`` logs through::
+
+    from informer._log import get_logger
+
+    log = get_logger("informer.reflector").bind(resource="configmaps")
+    log.info("reflector.relist", rv="42", objects=3)
+
+- ``get_logger(name)`` returns a structlog ``BoundLogger`` wrapping ``logging.getLogger(name)``
+  (names under ``informer.``). Its processors are private to the library: structlog's global
+  ``structlog.configure`` is never called and never consulted (the application owns it).
+- Levels and output belong to the application: ``logging.getLogger("informer").setLevel(...)`` and
+  its handlers decide. The ``informer`` logger carries a ``NullHandler``, so an application that
+  configured nothing sees nothing (not even warnings through ``logging.lastResort``).
+- Each record's ``msg`` is the structured event dict (``event`` = the stable event name, plus the
+  bound context and the call's keys, ``level`` and ``logger``), passed exactly as structlog's
+  ``ProcessorFormatter.wrap_for_formatter`` does: a handler whose formatter is a
+  ``structlog.stdlib.ProcessorFormatter`` renders it structured (console, JSON, logfmt). A plain
+  ``logging.Formatter`` gets ``record.getMessage()`` == ``"reflector.relist rv='42' objects=3"``.
+- Exceptions never reach a handler: ``log.exception(...)`` (or ``exc_info``) is replaced by
+  ``error`` = the exception's type and the ``file:line in function`` of each frame (see
+  ``describe_error`` and ``_safe_exception``). An exception's message can quote object data (a
+  Secret's value in a ``KeyError``) and renderers that print tracebacks with locals (structlog's
+  ``ConsoleRenderer`` with rich, ``dict_tracebacks``) would print the objects in every frame.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+import traceback
+from collections.abc import Iterator
+from typing import Any
+
+import structlog
+from structlog.typing import EventDict, WrappedLogger
+
+__all__ = ["capture_logs", "describe_error", "get_logger"]
+
+ROOT = "informer"
+logging.getLogger(ROOT).addHandler(logging.NullHandler())
+
+
+def describe_error(exc: BaseException) -> str:
+    """An exception for a log line: its type and where it was raised, never its message or
+    locals (they can quote an object's data, e.g. a Secret's)."""
+    tb = exc.__traceback__
+    if tb is None:
+        return type(exc).__name__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    return f"{type(exc).__name__} in {code.co_name} ({code.co_filename}:{tb.tb_lineno})"
+
+
+def _describe_traceback(exc: BaseException) -> str:
+    frames = traceback.extract_tb(exc.__traceback__)
+    lines = [f"{f.filename}:{f.lineno} in {f.name}" for f in frames]
+    return " <- ".join(reversed(lines)) if lines else ""
+
+
+def _safe_exception(_: WrappedLogger, __: str, event: EventDict) -> EventDict:
+    """Replace ``exc_info`` (and ``exception``) by the exception's type and frames, no data."""
+    info = event.pop("exc_info", None)
+    event.pop("exception", None)
+    event.pop("stack_info", None)
+    if info is None or info is False:
+        return event
+    if info is True:
+        info = sys.exc_info()
+    exc: BaseException | None
+    if isinstance(info, BaseException):
+        exc = info
+    elif isinstance(info, tuple) and len(info) == 3:
+        exc = info[1]
+    else:
+        exc = None
+    if exc is not None:
+        event["error"] = type(exc).__name__
+        event["frames"] = _describe_traceback(exc)
+    return event
+
+
+class _Event(dict[str, Any]):
+    """The event dict as ``record.msg``: structured for ``ProcessorFormatter`` (it copies the
+    dict), a one-line ``event key=value ...`` for ``record.getMessage()``."""
+
+    def __str__(self) -> str:
+        skip = ("event", "level", "logger")
+        rest = " ".join(f"{k}={v!r}" for k, v in self.items() if k not in skip)
+        return f"{self.get('event', '')} {rest}".rstrip()
+
+
+def _to_record(
+    logger: WrappedLogger, name: str, event: EventDict
+) -> tuple[tuple[_Event], dict[str, Any]]:
+    # stacklevel: the record's file and line are those of the library's call, not structlog's
+    return (_Event(event),), {"extra": {"_logger": logger, "_name": name}, "stacklevel": 4}
+
+
+_PROCESSORS: list[Any] = [
+    structlog.stdlib.filter_by_level,
+    structlog.stdlib.add_logger_name,
+    structlog.stdlib.add_log_level,
+    _safe_exception,
+    _to_record,
+]
+
+
+class _BoundLogger(structlog.stdlib.BoundLogger):
+    def exception(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        # stdlib's Logger.exception would attach the traceback to the record: log an error
+        # whose exception _safe_exception reduces to its type and frames instead
+        kw.setdefault("exc_info", True)
+        return self.error(event, *args, **kw)
+
+
+def get_logger(name: str) -> structlog.stdlib.BoundLogger:
+    """A structlog logger for ``name`` (under ``informer.``) that emits through stdlib logging."""
+    return _BoundLogger(logging.getLogger(name), _PROCESSORS, {})
+
+
+@contextlib.contextmanager
+def capture_logs(level: int = logging.DEBUG) -> Iterator[list[dict[str, Any]]]:
+    """Collect the library's log events as dicts (``event``, ``log_level``, context, keys) while
+    the block runs, whatever the application configured: for tests, like structlog's own
+    ``structlog.testing.capture_logs`` (which sees only the global configuration)."""
+    events: list[dict[str, Any]] = []
+
+    class _Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            msg = record.msg
+            entry = dict(msg) if isinstance(msg, dict) else {"event": record.getMessage()}
+            entry["log_level"] = record.levelname.lower()
+            events.append(entry)
+
+    root = logging.getLogger(ROOT)
+    handler = _Collect(level)
+    old = root.level
+    root.addHandler(handler)
+    root.setLevel(min(level, old) if old else level)
+    try:
+        yield events
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old)
