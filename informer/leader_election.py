@@ -34,8 +34,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime
 from typing import Any
 
-import structlog
-
+from informer._log import get_logger
 from informer.client import Client
 from informer.errors import AlreadyExists, ApiError, Conflict, NotFound, TransportError
 from informer.objects import KubeObject
@@ -44,7 +43,7 @@ from informer.workqueue import Clock, MonotonicClock
 
 __all__ = ["ElectionState", "LeaderElector"]
 
-log = structlog.get_logger("informer.leader_election")
+log = get_logger("informer.leader_election")
 
 JITTER_FACTOR = 1.2  # client-go's: a follower retries after retry_period * [1, 2.2)
 

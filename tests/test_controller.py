@@ -15,8 +15,8 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-import structlog
 
+from informer._log import capture_logs
 from informer.controller import Controller, ControllerState, Request, Result
 from informer.informer import Informer
 from informer.objects import KubeObject
@@ -218,7 +218,7 @@ async def test_a_failing_reconcile_is_retried_with_backoff_and_success_forgets_i
             if len(attempts) <= 2:
                 raise RuntimeError("secret-value-in-message")
 
-        with structlog.testing.capture_logs() as logs:
+        with capture_logs() as logs:
             async with ctl:
                 await wait_until(lambda: len(attempts) == 1)
                 await wait_until(lambda: ctl.queue.statistics().waiting == 1)
@@ -339,7 +339,7 @@ async def test_resync_queues_every_key_at_the_lowest_priority(api_server: ApiSer
         server.create(CONFIGMAPS, cm(name))
     async with informers(server, {}) as (inf,):
         ctl = Controller(calls.record, for_=inf, clock=clock, resync_period=60.0)
-        with structlog.testing.capture_logs() as logs:
+        with capture_logs() as logs:
             async with ctl:
                 await calls.wait(2)
                 await wait_until(lambda: clock.pending_timers == 1)
@@ -378,7 +378,7 @@ async def test_statistics_and_a_log_line_per_reconcile(api_server: ApiServer) ->
     calls = Calls()
     server.create(CONFIGMAPS, cm("a"))
     async with informers(server, {}) as (inf,):
-        with structlog.testing.capture_logs() as logs:
+        with capture_logs() as logs:
             async with Controller(calls.record, for_=inf, name="mirror", workers=3) as ctl:
                 await calls.wait(1)
                 await wait_until(lambda: ctl.statistics().succeeded == 1)

@@ -15,8 +15,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
-import structlog
-
+from informer._log import capture_logs
 from informer.client import Client
 from informer.controller import Controller, Request, controller_owner
 from informer.informer import Informer
@@ -241,7 +240,7 @@ async def test_opaque_resource_versions_fail_open_logged_once(api_server_factory
         ctl = Controller(
             one_child_per_parent(s), for_=s.parents, owns=[s.children], client=s.client
         )
-        with structlog.testing.capture_logs() as logs:
+        with capture_logs() as logs:
             async with ctl:
                 s.server.create(CONFIGMAPS, parent("p1"))
                 s.server.create(CONFIGMAPS, parent("p2"))

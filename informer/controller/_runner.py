@@ -34,8 +34,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Self
 
-import structlog
-
+from informer._log import describe_error, get_logger
 from informer.client import Client
 from informer.controller._freshness import WriteTracker, reconciling
 from informer.controller._keys import (
@@ -48,7 +47,7 @@ from informer.controller._keys import (
 )
 from informer.informer import Handler, Informer
 from informer.objects import KubeObject
-from informer.store import Tombstone, describe_error
+from informer.store import Tombstone
 from informer.workqueue import (
     Clock,
     MonotonicClock,
@@ -62,7 +61,7 @@ from informer.workqueue._stats import Percentiles, _Window
 
 __all__ = ["Controller", "ControllerState", "ControllerStats", "Reconcile"]
 
-_log = structlog.get_logger("informer.controller")
+_log = get_logger("informer.controller")
 
 _COUNTER = {  # reconcile result -> ControllerStats counter
     "succeeded": "succeeded",
