@@ -13,6 +13,7 @@ from informer.discovery import DiscoveryError, UnknownResource, discover
 from informer.errors import (
     AlreadyExists,
     ApiError,
+    ConfigurationError,
     Conflict,
     Forbidden,
     Invalid,
@@ -62,6 +63,7 @@ __all__ = [
     "CacheNotComparable",
     "CacheWentBackwards",
     "Client",
+    "ConfigurationError",
     "Conflict",
     "Controller",
     "ControllerStats",

@@ -9,6 +9,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from informer import _checks
+from informer.errors import ConfigurationError
+
 __all__ = ["Backoff", "BackoffPolicy"]
 
 
@@ -23,6 +26,18 @@ class BackoffPolicy:
     reset_after: float = 120.0
     jitter: bool = True
     max_retry_after: float = 300.0
+
+    def __post_init__(self) -> None:
+        o = "BackoffPolicy"
+        _checks.positive(o, "initial", self.initial)  # 0 would retry a failing server in a loop
+        _checks.positive(o, "maximum", self.maximum, infinite=True)
+        if self.maximum < self.initial:
+            raise ConfigurationError(f"{o}.maximum must be >= initial: {self.maximum!r}")
+        _checks.positive(o, "factor", self.factor)
+        if self.factor < 1:
+            raise ConfigurationError(f"{o}.factor must be >= 1: {self.factor!r}")
+        _checks.non_negative(o, "reset_after", self.reset_after, infinite=True)
+        _checks.non_negative(o, "max_retry_after", self.max_retry_after, infinite=True)
 
 
 class Backoff:

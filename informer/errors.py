@@ -16,6 +16,7 @@ import msgspec
 __all__ = [
     "AlreadyExists",
     "ApiError",
+    "ConfigurationError",
     "Conflict",
     "Forbidden",
     "Invalid",
@@ -102,6 +103,12 @@ class TooLargeResourceVersion(_RetryAfter):
 
 class TooManyRequests(_RetryAfter):
     """429: the server asks the client to slow down for ``retry_after`` seconds."""
+
+
+class ConfigurationError(ValueError, TypeError):
+    """Wrong use of the API, found at construction (a namespace for a cluster-scoped resource,
+    options that cannot work): raised at once instead of failing inside a loop retried forever.
+    A ``ValueError`` and a ``TypeError``, as what each check replaces."""
 
 
 class TransportError(Exception):

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any, Self
 
+from informer import _checks
 from informer._log import get_logger
 from informer.objects import KubeObject
 from informer.reflector import Reflector, ReflectorOptions, ReflectorStats
@@ -278,6 +279,8 @@ class Informer:
         name: str | None = None,
     ) -> Handler:
         """Register callbacks (sync or async). After sync, it first gets the current objects."""
+        for arg, fn in (("on_add", on_add), ("on_update", on_update), ("on_delete", on_delete)):
+            _checks.callable_or_none("add_handler", arg, fn)
 
         def deliver(delta: Delta) -> Awaitable[None] | None:
             if delta.type == "added" and on_add is not None:

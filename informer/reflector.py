@@ -25,10 +25,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from informer import _checks
 from informer._log import describe_error, get_logger
 from informer.backoff import Backoff, BackoffPolicy
 from informer.errors import (
     ApiError,
+    ConfigurationError,
     MalformedResponse,
     MalformedWatchLine,
     ResourceExpired,
@@ -68,6 +70,28 @@ class ReflectorOptions:
     quick_watch_end: float = 1.0
     backwards_after: int = 10
     transform: Transform | None = None
+
+    def __post_init__(self) -> None:
+        o = "ReflectorOptions"
+        _checks.integer(o, "page_size", self.page_size, minimum=1)
+        _checks.one_of(o, "initial_list", self.initial_list, ("consistent", "any"))
+        _checks.one_of(o, "list_strategy", self.list_strategy, ("auto", "list", "stream"))
+        wt = self.watch_timeout
+        if not isinstance(wt, tuple) or len(wt) != 2:
+            raise ConfigurationError(f"{o}.watch_timeout must be (low, high) seconds: {wt!r}")
+        _checks.integer(o, "watch_timeout", wt[0], minimum=1)
+        _checks.integer(o, "watch_timeout", wt[1], minimum=wt[0])
+        if self.idle_timeout is not None:
+            _checks.positive(o, "idle_timeout", self.idle_timeout)
+        if not isinstance(self.backoff, BackoffPolicy):
+            raise ConfigurationError(f"{o}.backoff must be a BackoffPolicy: {self.backoff!r}")
+        _checks.integer(o, "stale_list_retries", self.stale_list_retries, minimum=0)
+        _checks.integer(o, "too_large_retries", self.too_large_retries, minimum=0)
+        _checks.positive(o, "stream_idle_limit", self.stream_idle_limit)
+        _checks.positive(o, "stream_initial_limit", self.stream_initial_limit)
+        _checks.non_negative(o, "quick_watch_end", self.quick_watch_end)
+        _checks.integer(o, "backwards_after", self.backwards_after, minimum=1)
+        _checks.callable_or_none(o, "transform", self.transform)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +170,13 @@ class Reflector:
         options: ReflectorOptions | None = None,
         on_deltas: DeltaSink | None = None,
     ) -> None:
+        if not isinstance(resource, Resource):
+            raise ConfigurationError(f"resource must be a Resource: {resource!r}")
+        if options is not None and not isinstance(options, ReflectorOptions):
+            raise ConfigurationError(f"options must be ReflectorOptions: {options!r}")
+        resource.check_namespace(namespace)
+        _checks.str_or_none("Reflector", "label_selector", label_selector)
+        _checks.str_or_none("Reflector", "field_selector", field_selector)
         self.transport = transport
         self.resource = resource
         self.store = store if store is not None else Store()

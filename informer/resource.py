@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from informer.errors import ConfigurationError
+
 __all__ = [
     "CONFIGMAPS",
     "LEASES",
@@ -25,6 +27,24 @@ class Resource:
     plural: str
     kind: str
     namespaced: bool = True
+
+    def __post_init__(self) -> None:
+        for field in ("group", "version", "plural", "kind"):
+            value = getattr(self, field)
+            if not isinstance(value, str) or "/" in value:
+                raise ConfigurationError(f"Resource.{field} must be a str without '/': {value!r}")
+            if not value and field != "group":  # "" is the core group
+                raise ConfigurationError(f"Resource.{field} must not be empty")
+        if not isinstance(self.namespaced, bool):
+            raise ConfigurationError(f"Resource.namespaced must be a bool: {self.namespaced!r}")
+
+    def check_namespace(self, namespace: object) -> None:
+        """Raise ``ConfigurationError`` unless ``namespace`` can scope this resource (None or
+        ``""``: all namespaces, or the resource is cluster-scoped)."""
+        if namespace is not None and not isinstance(namespace, str):
+            raise ConfigurationError(f"namespace must be a str or None: {namespace!r}")
+        if namespace and not self.namespaced:
+            raise ConfigurationError(f"{self.plural} is cluster-scoped: no namespace")
 
     @classmethod
     async def discover(cls, client: Any, name: str) -> Resource:
@@ -50,7 +70,7 @@ class Resource:
         if self.namespaced and namespace:
             prefix += f"/namespaces/{quote(namespace, safe='')}"
         elif not self.namespaced and namespace:
-            raise ValueError(f"{self.plural} is cluster-scoped: no namespace")
+            self.check_namespace(namespace)
         path = f"{prefix}/{self.plural}"
         if name is not None:
             path += f"/{quote(name, safe='')}"

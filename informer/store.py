@@ -55,7 +55,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from informer._log import describe_error, get_logger
-from informer.errors import StaleCacheError
+from informer.errors import ConfigurationError, StaleCacheError
 from informer.objects import KubeObject
 from informer.resource_version import InvalidResourceVersion, is_comparable, rv_sort_key
 
@@ -345,6 +345,8 @@ class Store:
         """
         if name == NAMESPACE_INDEX or name in self._indexers:
             raise ValueError(f"index {name!r} already exists")
+        if not callable(fn):
+            raise ConfigurationError(f"index {name!r}: the index function must be callable")
         self._indexers[name] = fn
         index: dict[str, dict[str, None]] = {}
         for key, obj in self._c.items.items():

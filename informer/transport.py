@@ -20,8 +20,10 @@ from typing import Any, Literal, Self
 import aiohttp
 import msgspec
 
+from informer import _checks
 from informer._log import get_logger
 from informer.errors import (
+    ConfigurationError,
     MalformedResponse,
     MalformedWatchLine,
     TransportError,
@@ -202,6 +204,14 @@ class Transport:
         request_timeout: float = 60.0,
         connect_timeout: float = 30.0,
     ) -> None:
+        if not callable(getattr(api_client, "call_api", None)):
+            raise ConfigurationError(
+                f"a kubernetes_asyncio ApiClient is needed (see informer.connect): {api_client!r}"
+            )
+        _checks.integer("Transport", "max_line_bytes", max_line_bytes, minimum=1)
+        _checks.non_negative("Transport", "idle_margin", idle_margin)
+        _checks.positive("Transport", "request_timeout", request_timeout)
+        _checks.positive("Transport", "connect_timeout", connect_timeout)
         self.api_client = api_client
         self._pool = _pool_of(api_client)
         self.max_line_bytes = max_line_bytes

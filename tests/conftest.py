@@ -35,6 +35,13 @@ FAST = ReflectorOptions(
 )
 
 
+class NoApi:
+    """An ApiClient stand-in for tests that never send a request."""
+
+    async def call_api(self, *args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("this test sends no request")
+
+
 @pytest.fixture
 def fast() -> ReflectorOptions:
     return FAST

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import cm, running_informer
+from conftest import NoApi, cm, running_informer
 
 from informer.objects import KubeObject
 from informer.reflector import Reflector, ReflectorOptions, _ServerWentBackwards
@@ -65,7 +65,7 @@ def _event(type_: str, name: str, rv: str) -> WatchEvent:
 
 
 def test_events_older_than_cache_again_and_again_mean_the_server_went_back() -> None:
-    r = Reflector(Transport(None), CONFIGMAPS, options=ReflectorOptions(backwards_after=3))
+    r = Reflector(Transport(NoApi()), CONFIGMAPS, options=ReflectorOptions(backwards_after=3))
     r.store.replace([], "100")
     r._handle(_event("ADDED", "a", "90"))  # one stale replay: dropped, counted
     r._handle(_event("ADDED", "b", "101"))  # progress resets the count
