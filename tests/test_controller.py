@@ -24,7 +24,7 @@ from informer.resource import CONFIGMAPS, SECRETS
 from informer.testing import ApiServer
 from informer.transport import Transport
 from informer.workqueue import ExponentialBackoff, ManualClock, Priority
-from tests.conftest import FAST, cm, wait_until
+from tests.conftest import FAST, NoApi, cm, wait_until
 
 
 @asynccontextmanager
@@ -393,6 +393,6 @@ async def test_statistics_and_a_log_line_per_reconcile(api_server: ApiServer) ->
 
 
 def test_options_are_checked() -> None:
-    inf = Informer(Transport(object()), CONFIGMAPS, options=replace(FAST))
+    inf = Informer(Transport(NoApi()), CONFIGMAPS, options=replace(FAST))
     with pytest.raises(ValueError):
         Controller(lambda r: asyncio.sleep(0), for_=inf, workers=0)
