@@ -32,6 +32,13 @@ from informer.errors import (
 from informer.informer import Handler, HandlerStats, Informer, SharedInformerFactory
 from informer.leader_election import ElectionState, LeaderElector
 from informer.objects import KubeObject
+from informer.ownership import (
+    AlreadyOwned,
+    has_finalizer,
+    is_being_deleted,
+    owner_reference,
+    set_controller_reference,
+)
 from informer.pager import ResourceVersionMismatch
 from informer.reflector import Reflector, ReflectorOptions, ReflectorStats
 from informer.resource import CONFIGMAPS, LEASES, NAMESPACES, PODS, SECRETS, Resource
@@ -58,6 +65,7 @@ __all__ = [
     "PODS",
     "SECRETS",
     "AlreadyExists",
+    "AlreadyOwned",
     "ApiError",
     "BackoffPolicy",
     "CacheNotComparable",
@@ -113,5 +121,9 @@ __all__ = [
     "compare_resource_versions",
     "connect",
     "discover",
+    "has_finalizer",
+    "is_being_deleted",
     "is_comparable",
+    "owner_reference",
+    "set_controller_reference",
 ]

@@ -25,6 +25,7 @@ import msgspec
 from informer._log import get_logger
 from informer.errors import MalformedResponse, TransportError, status_error
 from informer.objects import KubeObject
+from informer.ownership import has_finalizer
 from informer.resource import Resource
 
 __all__ = ["Client", "PatchType", "WriteRecord"]
@@ -414,6 +415,44 @@ class Client:
             namespace=namespace,
             subresource="status",
             resource_version=resource_version,
+        )
+
+    async def add_finalizer(
+        self, resource: Resource, obj: KubeObject, finalizer: str
+    ) -> KubeObject:
+        """Add ``finalizer`` to ``obj`` unless it has it (then ``obj`` is returned, nothing sent).
+
+        A merge patch of ``metadata.finalizers`` conditional on ``obj``'s resourceVersion: the
+        list is replaced as a whole, so a concurrent change must fail (``Conflict``) rather than
+        be overwritten; the reconcile is retried on a fresher object.
+        """
+        if has_finalizer(obj, finalizer):
+            return obj
+        return await self._set_finalizers(resource, obj, [*self._finalizers(obj), finalizer])
+
+    async def remove_finalizer(
+        self, resource: Resource, obj: KubeObject, finalizer: str
+    ) -> KubeObject:
+        """Remove ``finalizer`` from ``obj`` if present (conditional, as ``add_finalizer``).
+        Removing the last finalizer of an object being deleted lets it go."""
+        if not has_finalizer(obj, finalizer):
+            return obj
+        kept = [f for f in self._finalizers(obj) if f != finalizer]
+        return await self._set_finalizers(resource, obj, kept)
+
+    @staticmethod
+    def _finalizers(obj: KubeObject) -> list[str]:
+        return [str(f) for f in _metadata(obj).get("finalizers") or ()]
+
+    async def _set_finalizers(
+        self, resource: Resource, obj: KubeObject, finalizers: list[str]
+    ) -> KubeObject:
+        return await self.patch(
+            resource,
+            obj.name,
+            {"metadata": {"finalizers": finalizers or None}},
+            namespace=obj.namespace or None,
+            resource_version=obj.resource_version,
         )
 
     async def delete(
