@@ -310,6 +310,11 @@ class Informer:
             handler.start()
         return handler
 
+    @property
+    def handlers(self) -> list[Handler]:
+        """The registered handlers (``statistics()`` of each: queue depth, deliveries, errors)."""
+        return list(self._handlers)
+
     async def remove_handler(self, handler: Handler) -> None:
         if handler in self._handlers:
             self._handlers.remove(handler)

@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 
-from informer.cli import serve
+from informer.cli import serve, watch
 
-_COMMANDS = (serve,)
+_COMMANDS = (serve, watch)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -1,0 +1,323 @@
+"""``informer watch RESOURCE``: an informer on a real cluster, shown live, as events, or as JSON.
+
+The resource is resolved through the cluster's discovery (plural, short name, ``plural.group``,
+``group/version/plural``). Output: a live table of the cache with its freshness (on a terminal),
+one line per change (``-o events``, the default when stdout is not a terminal), or one JSON object
+per change (``-o json``, as ``kubectl get -w -o json --output-watch-events``). ``--wait-for-rv RV``
+exits 0 as soon as the cache has seen RV: a freshness probe for scripts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+
+from informer.cli._common import add_common_options, run_command
+from informer.cli._errors import CliError
+from informer.cli._monitor import InformerMonitor
+from informer.cli._progress import ProgressTransport
+from informer.cli._view import freshness_table, header_panel
+from informer.connect import connect
+from informer.discovery import discover
+from informer.informer import Informer
+from informer.objects import KubeObject
+from informer.reflector import ReflectorOptions
+from informer.resource import Resource
+from informer.store import Delta, Tombstone
+from informer.transport import Transport
+
+_PROG = "informer watch"
+_SERVER_PROBE_INTERVAL = 5.0
+_TABLE_ROWS = 30
+_encode = msgspec.json.Encoder().encode
+
+
+def register(commands: Any) -> None:
+    """Add the ``watch`` sub-command to ``commands`` (an argparse sub-parsers action)."""
+    watch: argparse.ArgumentParser = commands.add_parser(
+        "watch", help="watch a resource of a cluster through an informer", description=__doc__
+    )
+    watch.add_argument("resource", metavar="RESOURCE", help="e.g. pods, cm, deployments.apps")
+    scope = watch.add_mutually_exclusive_group()
+    scope.add_argument("-n", "--namespace", default=None)
+    scope.add_argument("-A", "--all-namespaces", action="store_true")
+    watch.add_argument("-l", "--selector", default=None, help="label selector")
+    watch.add_argument("--field-selector", default=None)
+    watch.add_argument("--kubeconfig", default=None, metavar="PATH")
+    watch.add_argument("--context", default=None)
+    watch.add_argument(
+        "-o",
+        "--output",
+        choices=("table", "events", "json"),
+        default=None,
+        help="table (live, on a terminal), events (one line per change) or json",
+    )
+    watch.add_argument(
+        "--wait-for-rv",
+        default=None,
+        metavar="RV",
+        help="exit 0 once the cache has seen this resource version",
+    )
+    watch.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="give up (exit 1) after this long: the sync, or --wait-for-rv (default 60 s)",
+    )
+    watch.add_argument("--refresh", type=float, default=0.5, help=argparse.SUPPRESS)
+    add_common_options(watch)
+    watch.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the command; returns the exit status."""
+    return run_command(_PROG, args, _main, lambda: getattr(args, "server", None))
+
+
+def _default_namespace(args: argparse.Namespace) -> str:
+    """The kubeconfig context's namespace (in a pod: the service account's), else default."""
+    if args.namespace:
+        return str(args.namespace)
+    in_pod = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+    if args.kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+        with contextlib.suppress(OSError):
+            with open(in_pod) as f:
+                return f.read().strip() or "default"
+    from kubernetes_asyncio.config import list_kube_config_contexts
+
+    with contextlib.suppress(Exception):
+        contexts, current = list_kube_config_contexts(args.kubeconfig)
+        if args.context:
+            current = next((c for c in contexts if c.get("name") == args.context), current)
+        namespace = ((current or {}).get("context") or {}).get("namespace")
+        if isinstance(namespace, str) and namespace:
+            return namespace
+    return "default"
+
+
+def _age(obj: KubeObject, now: datetime) -> str:
+    created = (obj.get("metadata") or {}).get("creationTimestamp")
+    if not isinstance(created, str):
+        return "-"
+    try:
+        seconds = int(
+            (now - datetime.fromisoformat(created.replace("Z", "+00:00"))).total_seconds()
+        )
+    except ValueError:
+        return "-"
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{max(seconds, 0)}s"
+
+
+def _event_line(delta: Delta) -> str:
+    obj = delta.obj.obj if isinstance(delta.obj, Tombstone) else delta.obj
+    kind = {"added": "ADDED", "updated": "MODIFIED", "deleted": "DELETED"}[delta.type]
+    initial = " (initial)" if delta.is_initial else ""
+    return f"{kind:<8} {obj.key} rv={obj.resource_version}{initial}"
+
+
+def _json_line(delta: Delta) -> bytes:
+    obj = delta.obj.obj if isinstance(delta.obj, Tombstone) else delta.obj
+    kind = {"added": "ADDED", "updated": "MODIFIED", "deleted": "DELETED"}[delta.type]
+    return _encode({"type": kind, "object": obj.to_dict()}) + b"\n"
+
+
+class _Printer:
+    """Writes changes to stdout as lines or JSON, as they reach the handler."""
+
+    def __init__(self, output: str) -> None:
+        self.output = output
+
+    def __call__(self, delta: Delta) -> None:
+        if self.output == "json":
+            sys.stdout.buffer.write(_json_line(delta))
+            sys.stdout.buffer.flush()
+        else:
+            print(_event_line(delta), flush=True)
+
+
+def _cache_table(informer: Informer) -> Table:
+    now = datetime.now(UTC)
+    objects = sorted(informer.store.list(), key=lambda o: o.key)
+    table = Table(
+        title=f"cache: {len(objects)} objects"
+        + (f" (first {_TABLE_ROWS})" if len(objects) > _TABLE_ROWS else ""),
+        title_justify="left",
+        expand=True,
+    )
+    for column in ("name", "namespace", "resourceVersion", "age"):
+        table.add_column(column, no_wrap=True)
+    for obj in objects[:_TABLE_ROWS]:
+        table.add_row(obj.name, obj.namespace or "", obj.resource_version, _age(obj, now))
+    return table
+
+
+async def _probe_server_rv(
+    transport: Transport,
+    resource: Resource,
+    namespace: str | None,
+    monitor: InformerMonitor,
+) -> None:
+    """The server's current RV, every few seconds (a one-item consistent list), for the lag."""
+    while True:
+        with contextlib.suppress(Exception):
+            page = await transport.list_page(resource, namespace=namespace, limit=1)
+            monitor.lag.observe(monitor.parse_rv(page.resource_version))
+        await asyncio.sleep(_SERVER_PROBE_INTERVAL)
+
+
+def _check_kubeconfig(args: argparse.Namespace) -> None:
+    """Fail with one line when there is no kubeconfig to read (and we are not in a pod)."""
+    if args.kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+        return
+    if args.kubeconfig is not None:
+        candidates = [args.kubeconfig]
+    elif os.environ.get("KUBECONFIG"):
+        candidates = [p for p in os.environ["KUBECONFIG"].split(os.pathsep) if p]
+    else:
+        candidates = [os.path.expanduser("~/.kube/config")]
+    if not any(os.path.isfile(p) for p in candidates):
+        raise CliError(
+            f"no kubeconfig: {os.pathsep.join(candidates)} not found "
+            "(pass --kubeconfig, set KUBECONFIG, or run in a pod)"
+        )
+
+
+async def _main(args: argparse.Namespace) -> int:
+    _check_kubeconfig(args)
+    api = await connect(args.kubeconfig, args.context)
+    try:
+        return await _watch(args, api)
+    finally:
+        await api.close()
+
+
+async def _watch(args: argparse.Namespace, api: Any) -> int:
+    args.server = str(getattr(api.configuration, "host", "") or "") or None
+    transport = ProgressTransport(api)
+    probes = Transport(api)  # server RV probes, not counted as the informer's list progress
+    resource = await discover(probes, args.resource)
+    namespace = None
+    if resource.namespaced and not args.all_namespaces:
+        namespace = _default_namespace(args)
+    # One small list first: RBAC, TLS and reachability fail here, at once, with their cause (the
+    # informer itself would retry them with backoff forever).
+    probe = await probes.list_page(
+        resource,
+        namespace=namespace,
+        limit=1,
+        label_selector=args.selector,
+        field_selector=args.field_selector,
+    )
+    informer = Informer(
+        transport,
+        resource,
+        namespace=namespace,
+        label_selector=args.selector,
+        field_selector=args.field_selector,
+        options=ReflectorOptions(list_strategy="list"),
+    )
+    scope = f"in {namespace}" if namespace else "in all namespaces"
+    name = f"{resource.group_resource} {scope}" + (f" -l {args.selector}" if args.selector else "")
+    output = args.output or ("table" if sys.stdout.isatty() else "events")
+    if args.wait_for_rv is not None:
+        output = args.output or "quiet"
+    handlers = []
+    if output in ("events", "json"):
+        printer = _Printer(output)
+        handlers.append(
+            informer.add_handler(
+                on_add=lambda obj, initial: printer(Delta("added", obj, None, initial)),
+                on_update=lambda old, new: printer(Delta("updated", new, old)),
+                on_delete=lambda obj: printer(Delta("deleted", obj, None)),
+                name="cli",
+            )
+        )
+    monitor = InformerMonitor(informer, name, transport=transport, handlers=handlers)
+    monitor.lag.observe(monitor.parse_rv(probe.resource_version))
+    if args.metrics_port is not None:
+        from informer.metrics import register_metrics, serve_metrics
+
+        register_metrics(informer)
+        port = serve_metrics(args.metrics_port).server_port
+        print(f"metrics: http://127.0.0.1:{port}/metrics", file=sys.stderr, flush=True)
+    status = sys.stderr if output == "json" else sys.stdout
+    async with informer:
+        prober = asyncio.create_task(_probe_server_rv(probes, resource, namespace, monitor))
+        try:
+            if output == "table":
+                return await _live(informer, monitor, args)
+            await _sync(informer, monitor, args, status)
+            if args.wait_for_rv is not None:
+                timeout = 60.0 if args.timeout is None else args.timeout
+                await informer.wait_for_resource_version(args.wait_for_rv, timeout=timeout)
+                print(
+                    f"{name}: cache has seen RV {args.wait_for_rv} "
+                    f"(cache RV {informer.store.resource_version})",
+                    file=status,
+                    flush=True,
+                )
+                return 0
+            await asyncio.Event().wait()
+            return 0
+        finally:
+            prober.cancel()
+
+
+async def _sync(
+    informer: Informer, monitor: InformerMonitor, args: argparse.Namespace, out: Any
+) -> None:
+    """Wait for the first list, printing progress lines."""
+    start = time.monotonic()
+    deadline = None if args.timeout is None else start + args.timeout
+    while not informer.has_synced:
+        print(f"{monitor.name}: sync {monitor.sample().progress}", file=out, flush=True)
+        wait = 1.0 if deadline is None else min(1.0, deadline - time.monotonic())
+        if wait <= 0:
+            raise CliError(f"{monitor.name}: not synced after {args.timeout} s")
+        with contextlib.suppress(TimeoutError):
+            await informer.wait_for_sync(timeout=wait)
+    print(
+        f"{monitor.name}: synced {len(informer.store)} objects at RV "
+        f"{informer.store.resource_version} in {time.monotonic() - start:.2f} s",
+        file=out,
+        flush=True,
+    )
+
+
+async def _live(informer: Informer, monitor: InformerMonitor, args: argparse.Namespace) -> int:
+    console = Console()
+
+    def render() -> Group:
+        row = monitor.sample()
+        facts = {
+            "server RV": str(monitor.lag.latest if monitor.lag.latest is not None else "-"),
+            "cache RV": row.cache_rv or "-",
+            "objects": str(row.objects),
+        }
+        return Group(
+            header_panel(f"informer watch {monitor.name}", facts),
+            freshness_table([row], title="freshness"),
+            _cache_table(informer),
+        )
+
+    refresh: Callable[[], Group] = render
+    with Live(refresh(), console=console, refresh_per_second=4, transient=False) as live:
+        while True:
+            await asyncio.sleep(args.refresh)
+            live.update(refresh())

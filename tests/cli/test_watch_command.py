@@ -1,0 +1,150 @@
+"""``informer watch``: sync progress and events, JSON lines, --wait-for-rv, one-line errors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from informer.testing import ApiServer, Fault
+
+from .conftest import REPO_ROOT, Served, cli, cli_env
+
+
+def watch(served: Served, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        cli("watch", *args, "--kubeconfig", str(served.kubeconfig)),
+        cwd=REPO_ROOT,
+        env=cli_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def read_until(process: subprocess.Popen[str], marker: str) -> list[str]:
+    """Lines of stdout up to the first containing ``marker`` (EOF first fails the test)."""
+    assert process.stdout is not None
+    lines = []
+    while True:
+        line = process.stdout.readline()
+        assert line, f"stdout ended before {marker!r}: {lines}"
+        lines.append(line.rstrip("\n"))
+        if marker in line:
+            return lines
+
+
+def stop(process: subprocess.Popen[str]) -> None:
+    process.terminate()
+    process.wait(timeout=10)
+
+
+def test_watch_prints_sync_progress_then_each_change(served: Served) -> None:
+    for name in ("a", "b", "c"):
+        served.create_configmap(name, "progress")
+    process = watch(served, "cm", "-n", "progress")
+    try:
+        lines = read_until(process, "synced 3 objects")
+        assert lines[0].startswith("configmaps in progress: sync ")
+        assert [line.split()[1] for line in lines if line.startswith("ADDED")] == [
+            "progress/a",
+            "progress/b",
+            "progress/c",
+        ]
+        created = served.create_configmap("d", "progress")
+        line = read_until(process, "progress/d")[-1]
+        assert line == f"ADDED    progress/d rv={created['metadata']['resourceVersion']}"
+    finally:
+        stop(process)
+
+
+def test_output_json_prints_one_object_per_change(served: Served) -> None:
+    served.create_configmap("a", "json")
+    process = watch(served, "configmaps", "-n", "json", "-o", "json")
+    try:
+        assert process.stdout is not None
+        first = json.loads(process.stdout.readline())
+        served.create_configmap("b", "json")
+        second = json.loads(process.stdout.readline())
+    finally:
+        stop(process)
+    assert first["type"] == "ADDED" and first["object"]["metadata"]["name"] == "a"
+    assert first["object"]["kind"] == "ConfigMap"
+    assert second["type"] == "ADDED" and second["object"]["metadata"]["name"] == "b"
+
+
+def test_wait_for_rv_exits_zero_once_the_cache_has_seen_it(served: Served) -> None:
+    rv = int(served.create_configmap("a", "wait")["metadata"]["resourceVersion"])
+    process = watch(served, "cm", "-n", "wait", "--wait-for-rv", str(rv + 2))
+    read_until(process, "synced 1 objects")
+    assert process.poll() is None  # RV not there yet: still waiting
+    served.create_configmap("b", "wait")
+    served.create_configmap("c", "wait")
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    assert f"cache has seen RV {rv + 2}" in out
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def _run(*args: str) -> tuple[int, str]:
+    process = await asyncio.create_subprocess_exec(
+        *cli("watch", *args),
+        cwd=REPO_ROOT,
+        env=cli_env(KUBECONFIG="/nonexistent/kubeconfig"),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode is not None
+    return process.returncode, err.decode()
+
+
+@pytest.mark.asyncio
+async def test_failures_are_one_line_errors(api_server: ApiServer, tmp_path: Path) -> None:
+    good = api_server.write_kubeconfig(tmp_path / "good")
+    text = good.read_text()
+    (tmp_path / "down").write_text(
+        text.replace(api_server.url, f"http://127.0.0.1:{_closed_port()}")
+    )
+    (tmp_path / "tls").write_text(text.replace("http://", "https://"))
+    api_server.faults.add(Fault(verb="list", namespace="locked", status=403, times=None))
+    cases = {
+        "no kubeconfig": ("cm",),
+        "unknown resource": ("gizmos", "--kubeconfig", str(good)),
+        "forbidden": ("cm", "-n", "locked", "--kubeconfig", str(good)),
+        "unreachable": ("cm", "--kubeconfig", str(tmp_path / "down")),
+        "TLS failure": ("cm", "--kubeconfig", str(tmp_path / "tls")),
+        "RV not reached": (
+            "cm",
+            "--wait-for-rv",
+            "999",
+            "--timeout",
+            "0.2",
+            "--kubeconfig",
+            str(good),
+        ),
+    }
+    results = await asyncio.gather(*(_run(*args) for args in cases.values()))
+    outcomes = dict(zip(cases, results, strict=True))
+    for case, (code, err) in outcomes.items():
+        assert code == 1, (case, err)
+        assert len(err.splitlines()) == 1 and "Traceback" not in err, (case, err)
+        assert err.startswith("informer watch: error: "), (case, err)
+    assert "no kubeconfig: /nonexistent/kubeconfig not found" in outcomes["no kubeconfig"][1]
+    assert 'doesn\'t have a resource type "gizmos"' in outcomes["unknown resource"][1]
+    assert "forbidden at http://127.0.0.1:" in outcomes["forbidden"][1]
+    assert "cannot reach the API server at http://127.0.0.1:" in outcomes["unreachable"][1]
+    assert "TLS failure talking to the API server at https://" in outcomes["TLS failure"][1]
+    assert outcomes["RV not reached"][1] == (
+        "informer watch: error: timed out: cache at resource version '1' has not reached "
+        "'999' within 0.2s\n"
+    )
