@@ -82,6 +82,7 @@ async def test_create_get_replace_patch_delete(api_server: ApiServer, client: Cl
 
 async def test_custom_and_cluster_scoped_resources(api_server: ApiServer, client: Client) -> None:
     api_server.register(WIDGETS)
+    api_server.create(NAMESPACES, {"metadata": {"name": "ns"}})  # over HTTP: 404 without it
     widget = await client.create(
         WIDGETS, {"metadata": {"name": "w", "namespace": "ns"}, "spec": {"size": 1}}
     )

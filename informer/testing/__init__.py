@@ -18,10 +18,13 @@ Public API:
     ``api_client()``, ``write_kubeconfig(path)``, ``register(resource)``.
   - Direct, synchronous writes that notify watchers: ``create``, ``replace``, ``patch`` (JSON merge
     patch), ``delete`` (returns the object stamped with the deletion RV, where an HTTP DELETE
-    answers, as the real registry does, a Status naming it, except for pods and namespaces;
-    ``resource_version`` / ``uid`` preconditions), ``get`` (None when absent), ``list_objects``,
-    ``bulk_load``. Failures raise ``StatusError`` subclasses (``NotFound``, ``AlreadyExists``,
-    ``Conflict``, ``BadRequest``, ``Invalid``) carrying the Status body the HTTP API would send.
+    answers, as the real registry does, a Status naming it, except for pods and namespaces; an
+    object held by finalizers or a grace period is returned with its ``deletionTimestamp``;
+    ``resource_version`` / ``uid`` preconditions, ``propagation_policy``,
+    ``grace_period_seconds``), ``get`` (None when absent), ``list_objects``, ``bulk_load``. They
+    are test setup: a missing namespace is created, ``status`` is stored as given. Failures raise
+    ``StatusError`` subclasses (``NotFound``, ``AlreadyExists``, ``Conflict``, ``BadRequest``,
+    ``Invalid``, ``Forbidden``) carrying the Status body the HTTP API would send.
   - History: ``revision``, ``compacted_revision``, ``compact(revision=None)``,
     ``restore(revision)``, ``format_resource_version(n)`` / ``parse_resource_version(rv)``.
   - Watches: ``send_bookmarks(resource=None, *, force=False) -> int``, ``watcher_count(resource)``,
@@ -33,10 +36,20 @@ Public API:
 
 Storage is etcd-like: one global revision (a fresh server is at 1, the first write gets 2); every
 write bumps it, except a no-op update or patch (same RV, no event); objects get uid,
-creationTimestamp, generation (bumped when anything but metadata and status changes). History is
-compacted by count (``compaction_window``), age (``history_max_age``) or ``compact()``; an RV older
-than ``compacted_revision`` is gone (410), but a watch already running never loses events to a
-compaction. Namespaces need not exist.
+creationTimestamp and, where the real server keeps one (workloads, pods, custom resources; not
+ConfigMaps, Secrets, ...), a generation bumped on spec changes. History is compacted by count
+(``compaction_window``), age (``history_max_age``) or ``compact()``; an RV older than
+``compacted_revision`` is gone (410), but a watch already running never loses events to a
+compaction.
+
+Lifecycle (``_lifecycle``, ``_controllers``): finalizers and graceful deletion, propagation
+policies, a garbage collector by owner uid, namespaces ``default``, ``kube-system``,
+``kube-public``, ``kube-node-lease`` at revision 1, 404 for an HTTP create into a missing
+namespace, 403 into a Terminating one, namespace deletion that empties then removes it.
+Subresources: ``/status`` where the real resource has it (status written only there). Discovery
+with short names, categories and verbs (aggregated too), ``/openapi/v2|v3``, a complete
+``/version``, ``Table`` answers for kubectl; CustomResourceDefinitions created over HTTP are
+served (``_crd``); built-ins: see ``_catalog.BUILTIN_SPECS``.
 
 LIST, per the resourceVersion x resourceVersionMatch x limit table: RV unset is a consistent read
 at the current revision, paginated; Exact N (or RV=N with a limit and no match) is served from

@@ -10,10 +10,11 @@ from aiohttp import web
 from informer.testing import _status as st
 from informer.testing._status import StatusError
 
-__all__ = ["decode_body", "encode", "error_response", "respond"]
+__all__ = ["decode", "decode_body", "encode", "error_response", "respond"]
 
 encode = msgspec.json.Encoder().encode
-_decode = msgspec.json.decode
+decode = msgspec.json.decode
+_decode = decode
 _PRETTY_AGENTS = ("curl", "Wget", "Mozilla")
 
 

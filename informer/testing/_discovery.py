@@ -1,27 +1,32 @@
-"""Non-resource paths: health checks, ``/version`` and API discovery of the served resources."""
+"""Non-resource paths: health checks, ``/version``, API discovery and OpenAPI of what is served.
+
+- Legacy discovery (``/api``, ``/apis``, ``/api/v1``, ``/apis/G/V``) with ``singularName``,
+  ``shortNames``, ``categories``, ``verbs`` and the ``status`` subresource entries.
+- Aggregated discovery (``apidiscovery.k8s.io/v2`` ``APIGroupDiscoveryList``) for clients that
+  ask for it in ``Accept`` (kubectl, client-go), answered with its own Content-Type.
+- ``/version`` with every field of ``version.Info`` (the Python clients' ``VersionApi`` needs
+  them all).
+- ``/openapi/v3`` and ``/openapi/v2`` (see ``_openapi``).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Final
 
 from aiohttp import web
 
 from informer.testing import _status as st
+from informer.testing._catalog import STATUS_VERBS, ResourceSpec
 from informer.testing._content import encode, respond
+from informer.testing._openapi import openapi_v2, openapi_v3_document, openapi_v3_index
 from informer.testing._options import ServerOptions
 from informer.testing._registry import Registry
 
-__all__ = ["non_resource"]
+__all__ = ["AGGREGATED_TYPE", "non_resource", "version_info"]
 
 Json = dict[str, Any]
-
-_VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"]
-_SHORT_NAMES: Final[dict[tuple[str, str], list[str]]] = {
-    ("", "configmaps"): ["cm"],
-    ("", "namespaces"): ["ns"],
-    ("", "pods"): ["po"],
-}
-"""Discovery's ``shortNames`` of the built-ins, as a real kube-apiserver lists them."""
+AGGREGATED_TYPE: Final = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 
 
 def non_resource(request: web.Request, options: ServerOptions, registry: Registry) -> web.Response:
@@ -32,75 +37,189 @@ def non_resource(request: web.Request, options: ServerOptions, registry: Registr
     if parts in (["healthz"], ["livez"], ["readyz"]):
         return web.Response(text="ok", content_type="text/plain")
     if parts == ["version"]:
-        return respond(request, encode(version(options)))
-    if parts == ["api"]:
-        return respond(
-            request,
-            encode({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []}),
-        )
-    if parts == ["apis"]:
-        return respond(request, encode(group_list(registry)))
+        return respond(request, encode(version_info(options)))
+    specs = registry.specs()
+    if parts in (["api"], ["apis"]):
+        core = parts == ["api"]
+        if wants_aggregated(request.headers.get("Accept", "")):
+            response = respond(request, encode(aggregated(specs, core)))
+            response.content_type = "application/json"
+            response.headers["Content-Type"] = AGGREGATED_TYPE
+            return response
+        return respond(request, encode(api_versions() if core else api_group_list(specs)))
     if (len(parts) == 2 and parts[0] == "api") or (len(parts) == 3 and parts[0] == "apis"):
         group, gv = ("", parts[1]) if parts[0] == "api" else (parts[1], parts[2])
-        body = resource_list(registry, group, gv)
+        body = api_resource_list(specs, group, gv)
         if body is not None:
             return respond(request, encode(body))
+    if parts == ["openapi", "v2"]:
+        return respond(request, encode(openapi_v2(specs)))
+    if parts == ["openapi", "v3"]:
+        return respond(request, encode(openapi_v3_index(specs)))
+    if parts[:2] == ["openapi", "v3"] and len(parts) in (4, 5):
+        rest = parts[2:]
+        group, gv = ("", rest[1]) if rest[0] == "api" else (rest[1], rest[-1])
+        if (rest[0] == "api" and len(rest) == 2) or (rest[0] == "apis" and len(rest) == 3):
+            doc = openapi_v3_document(specs, group, gv)
+            if doc is not None:
+                return respond(request, encode(doc))
     raise st.no_such_path()
 
 
-def version(options: ServerOptions) -> Json:
-    """The ``/version`` body of the personality's Kubernetes version."""
-    old = options.personality == "no-watch-list"
+def wants_aggregated(accept: str) -> bool:
+    """Whether ``accept`` prefers aggregated discovery (v2) over the legacy documents."""
+    for choice in accept.split(","):
+        params = {
+            k.strip(): v.strip() for k, _, v in (p.partition("=") for p in choice.split(";")[1:])
+        }
+        if params.get("as") == "APIGroupDiscoveryList" and params.get("g") == (
+            "apidiscovery.k8s.io"
+        ):
+            if params.get("v") == "v2":
+                return True
+            continue
+        return False
+    return False
+
+
+def version_info(options: ServerOptions) -> Json:
+    """``version.Info`` of the personality's Kubernetes version (v1.21 for no-watch-list)."""
+    minor = 21 if options.personality == "no-watch-list" else 35
     return {
         "major": "1",
-        "minor": "21" if old else "35",
-        "gitVersion": "v1.21.0" if old else "v1.35.0",
-        "platform": "informer/testing",
+        "minor": str(minor),
+        "emulationMajor": "1",
+        "emulationMinor": str(minor),
+        "minCompatibilityMajor": "1",
+        "minCompatibilityMinor": str(minor - 1),
+        "gitVersion": f"v1.{minor}.0",
+        "gitCommit": "0" * 40,
+        "gitTreeState": "clean",
+        "buildDate": "2026-01-01T00:00:00Z",
+        "goVersion": "go1.25.0",
+        "compiler": "gc",
+        "platform": "linux/amd64",
     }
 
 
-def group_list(registry: Registry) -> Json:
-    """``/apis``: the served groups with their versions (the first registered is preferred)."""
+def _group_versions(specs: Iterable[ResourceSpec]) -> dict[str, list[str]]:
+    """Served API groups (core "" first) and their versions, preferred version first."""
     groups: dict[str, list[str]] = {}
-    for group, gv, _ in registry.kinds:
-        if group and gv not in groups.setdefault(group, []):
-            groups[group].append(gv)
-    return {
-        "kind": "APIGroupList",
-        "apiVersion": "v1",
-        "groups": [
-            {
-                "name": g,
-                "versions": [{"groupVersion": f"{g}/{v}", "version": v} for v in vs],
-                "preferredVersion": {"groupVersion": f"{g}/{vs[0]}", "version": vs[0]},
-            }
-            for g, vs in groups.items()
-        ],
-    }
+    for spec in specs:
+        r = spec.resource
+        versions = groups.setdefault(r.group, [])
+        if r.version not in versions:
+            versions.append(r.version)
+    return groups
 
 
-def resource_list(registry: Registry, group: str, gv: str) -> Json | None:
-    """``/api/v1`` or ``/apis/G/V``: the APIResourceList, None when nothing is served there."""
-    resources = [k.resource for (g, v, _), k in registry.kinds.items() if g == group and v == gv]
+def api_versions() -> Json:
+    return {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []}
+
+
+def api_group_list(specs: Iterable[ResourceSpec]) -> Json:
+    groups = [
+        {
+            "name": group,
+            "versions": [{"groupVersion": f"{group}/{v}", "version": v} for v in versions],
+            "preferredVersion": {"groupVersion": f"{group}/{versions[0]}", "version": versions[0]},
+        }
+        for group, versions in _group_versions(specs).items()
+        if group
+    ]
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+
+
+def api_resource_list(specs: Iterable[ResourceSpec], group: str, version: str) -> Json | None:
+    """``APIResourceList`` of one group-version, or None when nothing is served there."""
+    resources: list[Json] = []
+    for spec in specs:
+        r = spec.resource
+        if (r.group, r.version) != (group, version):
+            continue
+        entry: Json = {
+            "name": r.plural,
+            "singularName": spec.singular_name,
+            "namespaced": r.namespaced,
+            "kind": r.kind,
+            "verbs": list(spec.verbs),
+        }
+        if spec.short_names:
+            entry["shortNames"] = list(spec.short_names)
+        if spec.categories:
+            entry["categories"] = list(spec.categories)
+        resources.append(entry)
+        if spec.status_subresource:
+            resources.append(
+                {
+                    "name": f"{r.plural}/status",
+                    "singularName": "",
+                    "namespaced": r.namespaced,
+                    "kind": r.kind,
+                    "verbs": list(STATUS_VERBS),
+                }
+            )
     if not resources:
         return None
     return {
         "kind": "APIResourceList",
         "apiVersion": "v1",
-        "groupVersion": f"{group}/{gv}" if group else gv,
-        "resources": [
+        "groupVersion": f"{group}/{version}" if group else version,
+        "resources": resources,
+    }
+
+
+def _aggregated_resource(spec: ResourceSpec) -> Json:
+    r = spec.resource
+    kind = {"group": r.group, "version": r.version, "kind": r.kind}
+    entry: Json = {
+        "resource": r.plural,
+        "responseKind": kind,
+        "scope": "Namespaced" if r.namespaced else "Cluster",
+        "singularResource": spec.singular_name,
+        "verbs": list(spec.verbs),
+    }
+    if spec.short_names:
+        entry["shortNames"] = list(spec.short_names)
+    if spec.categories:
+        entry["categories"] = list(spec.categories)
+    if spec.status_subresource:
+        entry["subresources"] = [
+            {"subresource": "status", "responseKind": kind, "verbs": list(STATUS_VERBS)}
+        ]
+    return entry
+
+
+def aggregated(specs: Iterable[ResourceSpec], core: bool) -> Json:
+    """``APIGroupDiscoveryList`` for ``/api`` (``core``) or ``/apis``."""
+    specs = list(specs)
+    items = []
+    for group, versions in _group_versions(specs).items():
+        if bool(group) == core:
+            continue
+        metadata: Json = {"creationTimestamp": None}
+        if group:
+            metadata = {"name": group, "creationTimestamp": None}
+        items.append(
             {
-                "name": r.plural,
-                "singularName": r.kind.lower(),
-                **(
-                    {"shortNames": _SHORT_NAMES[(group, r.plural)]}
-                    if (group, r.plural) in _SHORT_NAMES
-                    else {}
-                ),
-                "namespaced": r.namespaced,
-                "kind": r.kind,
-                "verbs": list(_VERBS),
+                "metadata": metadata,
+                "versions": [
+                    {
+                        "version": version,
+                        "resources": [
+                            _aggregated_resource(s)
+                            for s in specs
+                            if (s.resource.group, s.resource.version) == (group, version)
+                        ],
+                        "freshness": "Current",
+                    }
+                    for version in versions
+                ],
             }
-            for r in resources
-        ],
+        )
+    return {
+        "kind": "APIGroupDiscoveryList",
+        "apiVersion": "apidiscovery.k8s.io/v2",
+        "metadata": {},
+        "items": items,
     }

@@ -8,10 +8,11 @@ from typing import Any, NamedTuple
 from aiohttp import web
 
 from informer.testing import _status as st
-from informer.testing._content import decode_body, encode, error_response, respond
+from informer.testing._content import decode, decode_body, encode, error_response, respond
 from informer.testing._discovery import non_resource
 from informer.testing._fault_injection import fault_response, replaces_response
 from informer.testing._history import History
+from informer.testing._lifecycle import DeleteOptions
 from informer.testing._list import ListServer
 from informer.testing._list_options import TRUE
 from informer.testing._patch import json_patch
@@ -19,6 +20,7 @@ from informer.testing._registry import Registry
 from informer.testing._signals import Signal
 from informer.testing._status import StatusError
 from informer.testing._store import Kind
+from informer.testing._table import table, wants_table
 from informer.testing._watch import WatchServer
 from informer.testing.faults import Fault, FaultSet, RecordedRequest
 
@@ -37,6 +39,7 @@ class Route(NamedTuple):
     kind: Kind | None
     namespace: str | None
     name: str | None
+    subresource: str = ""
 
 
 class HttpApi:
@@ -80,10 +83,18 @@ class HttpApi:
             candidate = self.registry.lookup(group, version, rest[2])
             if candidate is not None and candidate.resource.namespaced:
                 namespace, rest = rest[1], rest[2:]
+        subresource = ""
+        if len(rest) == 3 and not watch_path:
+            subresource, rest = rest[2], rest[:2]
         if not rest or len(rest) > 2:
             return none
         kind = self.registry.lookup(group, version, rest[0])
         if kind is None:
+            return none
+        if subresource and (
+            subresource != "status"
+            or not self.registry.strategy(kind.resource).spec.status_subresource
+        ):
             return none
         name = rest[1] if len(rest) == 2 else None
         if method == "GET":
@@ -93,7 +104,7 @@ class HttpApi:
                 verb = "get" if name is not None else "list"
         else:
             verb = _VERBS_BY_METHOD.get(method, method.lower())
-        return Route(verb, kind, namespace, name)
+        return Route(verb, kind, namespace, name, subresource)
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """Record the request, apply a fault if one fires, then answer it."""
@@ -142,13 +153,18 @@ class HttpApi:
         resource = kind.resource
         if verb == "watch":
             return await self.watches.serve(request, record, kind, namespace, name, query, fault)
+        table = wants_table(request.headers.get("Accept", "")) and not route.subresource
         if verb == "list":
-            return respond(request, await self.lists.serve_list(kind, namespace, query, fault))
+            body = await self.lists.serve_list(kind, namespace, query, fault)
+            return respond(request, self._table(kind, body, query) if table else body)
         if resource.namespaced and namespace is None and verb != "create":
             raise st.no_such_path()
+        if route.subresource and verb not in ("get", "update", "patch"):
+            raise st.method_not_allowed()
         if verb == "get":
             assert name is not None
-            return respond(request, await self.lists.serve_get(kind, namespace, name, query))
+            body = await self.lists.serve_get(kind, namespace, name, query)
+            return respond(request, self._table(kind, body, query) if table else body)
         if verb == "create":
             if name is not None:
                 raise st.method_not_allowed()
@@ -160,16 +176,31 @@ class HttpApi:
             return respond(request, encode(self.registry.create(resource, body, namespace)), 201)
         if name is None:
             raise st.method_not_allowed()
+        sub = route.subresource
         if verb == "update":
-            return respond(request, encode(await self._update(request, kind, namespace, name)))
+            return respond(request, encode(await self._update(request, kind, namespace, name, sub)))
         if verb == "patch":
-            return respond(request, encode(await self._patch(request, kind, namespace, name)))
+            return respond(request, encode(await self._patch(request, kind, namespace, name, sub)))
         if verb == "delete":
-            return respond(request, encode(await self._delete(request, kind, namespace, name)))
+            return respond(
+                request, encode(await self._delete(request, kind, namespace, name, query))
+            )
         raise st.method_not_allowed()
 
+    def _table(self, kind: Kind, body: bytes, query: dict[str, str]) -> bytes:
+        """A list or object answer re-encoded as the Table kubectl asked for."""
+        decoded = decode(body)
+        if "items" in decoded:
+            items = decoded["items"]
+            list_meta = decoded.get("metadata") or {}
+        else:
+            items = [decoded]
+            list_meta = {"resourceVersion": decoded["metadata"].get("resourceVersion", "")}
+        spec = self.registry.strategy(kind.resource).spec
+        return encode(table(spec, items, list_meta, query.get("includeObject", "Metadata")))
+
     async def _update(
-        self, request: web.Request, kind: Kind, namespace: str | None, name: str
+        self, request: web.Request, kind: Kind, namespace: str | None, name: str, sub: str
     ) -> Json:
         body = await decode_body(request)
         if not isinstance(body, dict):
@@ -177,10 +208,10 @@ class HttpApi:
         meta = body.get("metadata") or {}
         if meta.get("name") and meta["name"] != name:
             raise st.bad_request("the name of the object does not match the name on the URL")
-        return self.registry.update(kind.resource, body, name, namespace)
+        return self.registry.update(kind.resource, body, name, namespace, subresource=sub)
 
     async def _patch(
-        self, request: web.Request, kind: Kind, namespace: str | None, name: str
+        self, request: web.Request, kind: Kind, namespace: str | None, name: str, sub: str
     ) -> Json:
         body = await decode_body(request)
         ctype = request.content_type
@@ -190,25 +221,24 @@ class HttpApi:
                 raise st.bad_request("a JSON patch must be a list of operations")
             ops = body
             return self.registry.patch(
-                resource, name, namespace, lambda cur: json_patch(cur, ops), None
+                resource, name, namespace, lambda cur: json_patch(cur, ops), None, subresource=sub
             )
         if ctype in _MERGE_PATCH_TYPES:
             if not isinstance(body, dict):
                 raise st.bad_request("a merge patch must be a JSON object")
-            return self.registry.merge_patch(resource, name, body, namespace)
+            return self.registry.merge_patch(resource, name, body, namespace, subresource=sub)
         raise st.unsupported_media_type()
 
     async def _delete(
-        self, request: web.Request, kind: Kind, namespace: str | None, name: str
+        self,
+        request: web.Request,
+        kind: Kind,
+        namespace: str | None,
+        name: str,
+        query: dict[str, str],
     ) -> Json:
-        body = await decode_body(request)
-        pre = body.get("preconditions") if isinstance(body, dict) else None
-        pre = pre if isinstance(pre, dict) else {}
-        deleted = self.registry.delete(
-            kind.resource,
-            name,
-            namespace,
-            resource_version=pre.get("resourceVersion"),
-            uid=pre.get("uid"),
-        )
+        options = DeleteOptions.parse(query, await decode_body(request))
+        deleted = self.registry.delete(kind.resource, name, namespace, options=options)
+        if deleted["metadata"].get("deletionTimestamp"):
+            return deleted  # held by finalizers or a grace period: the object, as the real store
         return self.registry.strategy(kind.resource).delete_response(deleted)

@@ -18,22 +18,41 @@ from typing import Any, Final
 
 import msgspec
 
-from informer.resource import CONFIGMAPS, LEASES, NAMESPACES, PODS, SECRETS, Resource
+from informer.resource import NAMESPACES, PODS, Resource
+from informer.testing import _crd
 from informer.testing import _status as st
+from informer.testing._catalog import BUILTIN_SPECS, CRDS, SERVICES, ResourceSpec, spec_for
+from informer.testing._controllers import CRD_CLEANUP, Controllers
 from informer.testing._history import History
+from informer.testing._lifecycle import (
+    INITIAL_NAMESPACES,
+    DeleteOptions,
+    deletion_state,
+    namespace_object,
+    prepare_namespace,
+    update_rules,
+)
 from informer.testing._patch import merge_patch
-from informer.testing._store import Kind, StoredObject
+from informer.testing._store import Change, Kind, StoredObject
 
 __all__ = ["BUILTINS", "Registry", "Strategy"]
 
 Json = dict[str, Any]
 
-BUILTINS: Final[tuple[Resource, ...]] = (NAMESPACES, CONFIGMAPS, SECRETS, PODS, LEASES)
+BUILTINS: Final[tuple[Resource, ...]] = tuple(spec.resource for spec in BUILTIN_SPECS)
 
 _RETURN_DELETED_OBJECT: Final[frozenset[str]] = frozenset({"pods", "namespaces"})
 """Resources whose registry returns the deleted object over HTTP; the others answer a Status."""
 
-_SERVER_OWNED: Final = ("uid", "resourceVersion", "generation", "creationTimestamp", "selfLink")
+_SERVER_OWNED: Final = (
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "selfLink",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+)
 _TYPE_AND_META: Final = ("kind", "apiVersion", "metadata")
 
 _encode = msgspec.json.Encoder().encode
@@ -51,19 +70,39 @@ def copy(obj: Any) -> Any:
 
 
 class Strategy:
-    """The write rules of one resource; a resource with special rules gets a subclass."""
+    """The write rules of one resource (its ``ResourceSpec``: generation, status subresource)."""
 
-    def __init__(self, kind: Kind) -> None:
+    def __init__(self, kind: Kind, spec: ResourceSpec) -> None:
         self.kind = kind
         self.resource = kind.resource
+        self.spec = spec
 
     def build(
-        self, obj: Json, name: str, namespace: str | None, previous: StoredObject | None
+        self,
+        obj: Json,
+        name: str,
+        namespace: str | None,
+        previous: StoredObject | None,
+        *,
+        subresource: str = "",
+        keep_status: bool = False,
     ) -> Json:
         """The stored form of ``obj``: kind, apiVersion, server-owned metadata, then the rest.
 
-        ``generation`` starts at 1 and is bumped when anything but metadata and status changes.
+        For a resource with a status subresource, a write through ``/status`` changes only
+        ``status`` and a write through the main endpoint everything but ``status`` (unless
+        ``keep_status``: the Python API stands in for the controllers). ``generation`` (when the
+        resource keeps one) starts at 1 and is bumped when the spec changes.
         """
+        if subresource == "status":
+            assert previous is not None
+            written = dict(previous.data)
+            written["metadata"] = dict(written["metadata"])
+            if "status" in obj:
+                written["status"] = obj["status"]
+            else:
+                written.pop("status", None)
+            return written
         resource = self.resource
         given = obj.get("metadata") or {}
         meta: Json = {"name": name}
@@ -75,23 +114,52 @@ class Strategy:
         meta["uid"] = old_meta.get("uid") or str(uuid.uuid4())
         meta["resourceVersion"] = ""
         rest = {k: v for k, v in obj.items() if k not in _TYPE_AND_META}
-        generation = 1
-        if previous is not None:
-            generation = int(old_meta.get("generation", 1))
-            old_rest = {
-                k: v for k, v in previous.data.items() if k not in _TYPE_AND_META and k != "status"
-            }
-            new_rest = {k: v for k, v in rest.items() if k != "status"}
-            if old_rest != new_rest:
-                generation += 1
-        meta["generation"] = generation
+        if self.spec.status_subresource and not keep_status:
+            self._keep_status(rest, previous)
+        generation = self._generation(rest, previous)
+        if generation is not None:
+            meta["generation"] = generation
         meta["creationTimestamp"] = old_meta.get("creationTimestamp") or now()
         for key, value in given.items():
             if key not in meta and key not in _SERVER_OWNED:
                 meta[key] = value
         data: Json = {"kind": resource.kind, "apiVersion": resource.api_version, "metadata": meta}
         data.update(rest)
+        if resource == NAMESPACES and previous is None:
+            prepare_namespace(data)
         return data
+
+    def _keep_status(self, rest: Json, previous: StoredObject | None) -> None:
+        """Status as the main endpoint leaves it: the stored one, or the initial one."""
+        if previous is not None:
+            if "status" in previous.data:
+                rest["status"] = previous.data["status"]
+            else:
+                rest.pop("status", None)
+            return
+        resource = self.resource
+        if self.spec.custom or resource == CRDS:
+            rest.pop("status", None)
+        elif resource == PODS:
+            rest["status"] = {"phase": "Pending", "qosClass": _qos_class(rest.get("spec"))}
+        elif resource == SERVICES:
+            rest["status"] = {"loadBalancer": {}}
+        elif resource != NAMESPACES:
+            rest["status"] = {}
+
+    def _generation(self, rest: Json, previous: StoredObject | None) -> int | None:
+        mode = self.spec.generation
+        if mode == "none":
+            return None
+        if previous is None:
+            return 1
+        generation = int(previous.data["metadata"].get("generation", 1))
+        ignored = ("status",) if mode == "spec" else ()
+        old_rest = {
+            k: v for k, v in previous.data.items() if k not in _TYPE_AND_META and k not in ignored
+        }
+        new_rest = {k: v for k, v in rest.items() if k not in ignored}
+        return generation + 1 if old_rest != new_rest else generation
 
     def delete_response(self, deleted: Json) -> Json:
         """What an HTTP DELETE answers: the object (pods, namespaces) or, as the generic
@@ -113,8 +181,27 @@ class Strategy:
         }
 
 
+def _qos_class(spec: Any) -> str:
+    """The pod QoS class of a pod spec (BestEffort, Burstable or Guaranteed)."""
+    containers = (spec or {}).get("containers") or [] if isinstance(spec, dict) else []
+    resources = [c.get("resources") or {} for c in containers if isinstance(c, dict)]
+    if not any(r.get("requests") or r.get("limits") for r in resources):
+        return "BestEffort"
+    guaranteed = all(
+        r.get("limits")
+        and set(r["limits"]) >= {"cpu", "memory"}
+        and all((r.get("requests") or r["limits"]).get(k) == v for k, v in r["limits"].items())
+        for r in resources
+    )
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
 class Registry:
-    """Served resources, their strategies, and the create/update/patch/delete rules."""
+    """Served resources, their strategies, and the create/update/patch/delete rules.
+
+    Every committed change goes through ``_commit``, which lets the controllers (garbage
+    collector, namespace controller, CRD cleanup; see ``_controllers``) react before returning.
+    """
 
     def __init__(self, history: History) -> None:
         self.history = history
@@ -122,25 +209,56 @@ class Registry:
         self.kinds: dict[tuple[str, str, str], Kind] = {}
         """Served resources by (group, version, plural), in registration order."""
         self.strategies: dict[Resource, Strategy] = {}
+        self.controllers = Controllers(self)
         self._generate_counter = 0
-        for resource in BUILTINS:
-            self.register(resource, list_items_typed=False)
+        for spec in BUILTIN_SPECS:
+            self.serve(spec)
+        created = now()
+        for name in INITIAL_NAMESPACES:  # the state of a fresh cluster, at revision 1
+            self.store.seed(NAMESPACES, name, namespace_object(name, created, str(uuid.uuid4())))
 
     # -- resources ----------------------------------------------------------------------------
 
     def register(self, resource: Resource, *, list_items_typed: bool = True) -> None:
         """Serve ``resource`` (a custom resource: list items keep kind and apiVersion)."""
+        spec = spec_for(resource)
+        if not list_items_typed and spec.custom:
+            spec = ResourceSpec(resource, custom=False, generation="spec")
+        self.serve(spec)
+
+    def serve(self, spec: ResourceSpec) -> None:
+        """Serve the resource of ``spec`` (again, after its CRD was deleted and re-created)."""
+        resource = spec.resource
         key = (resource.group, resource.version, resource.plural)
         if key in self.kinds:
             return
-        self.store.register(resource, strip_items=not list_items_typed)
+        self.store.register(resource, strip_items=not spec.custom)
         kind = self.store.kinds[resource]
         self.kinds[key] = kind
-        self.strategies[resource] = Strategy(kind)
+        self.strategies[resource] = Strategy(kind, spec)
+
+    def unserve(self, resource: Resource) -> None:
+        """Stop serving ``resource`` (its CRD is gone); its objects were deleted before."""
+        self.kinds.pop((resource.group, resource.version, resource.plural), None)
 
     def lookup(self, group: str, version: str, plural: str) -> Kind | None:
         """The served resource at a URL's group, version and plural, if any."""
         return self.kinds.get((group, version, plural))
+
+    def specs(self) -> list[ResourceSpec]:
+        """The served resources' specs, in registration order (for discovery and OpenAPI)."""
+        return [self.strategies[k.resource].spec for k in self.kinds.values()]
+
+    def resource_of(self, api_version: str, kind: str) -> Resource | None:
+        """The served resource of objects of ``apiVersion``/``kind`` (owner references)."""
+        for served in self.kinds.values():
+            r = served.resource
+            if r.kind == kind and r.api_version == api_version:
+                return r
+        return None
+
+    def namespaced_resources(self) -> list[Resource]:
+        return [k.resource for k in self.kinds.values() if k.resource.namespaced]
 
     def strategy(self, resource: Resource) -> Strategy:
         strategy = self.strategies.get(resource)
@@ -158,10 +276,69 @@ class Registry:
             return None
         return namespace or "default"
 
+    # -- custom resource definitions ----------------------------------------------------------
+
+    def crd_resources(self, crd: Json) -> list[Resource]:
+        return [spec.resource for spec in _crd.served_specs(crd)]
+
+    def unserve_crd(self, crd: Json) -> None:
+        for resource in self.crd_resources(crd):
+            self.unserve(resource)
+
+    def _prepare_crd(self, data: Json, previous: StoredObject | None) -> None:
+        """Validate a CRD and give it the status and finalizer the apiextensions server does."""
+        meta = data["metadata"]
+        _crd.validate(data, meta["name"])
+        if previous is None:
+            finalizers = list(meta.get("finalizers") or [])
+            if CRD_CLEANUP not in finalizers:
+                meta["finalizers"] = [*finalizers, CRD_CLEANUP]
+        data["status"] = _crd.accepted_status(data, now())
+
     # -- writes -------------------------------------------------------------------------------
 
-    def create(self, resource: Resource, obj: Json, url_namespace: str | None = None) -> Json:
-        """Create ``obj`` (namespace from the URL, its metadata, or "default"); 409 if it exists."""
+    def _commit(self, resource: Resource, key: str, data: Json | None) -> Change:
+        change = self.store.commit(resource, key, data)
+        self.history.after_write()
+        if resource == CRDS and data is not None and not data["metadata"].get("deletionTimestamp"):
+            for spec in _crd.served_specs(data):
+                self.serve(spec)
+        self.controllers.observe(change)
+        return change
+
+    def _admit_namespace(
+        self, resource: Resource, namespace: str | None, name: str, setup: bool
+    ) -> None:
+        """NamespaceLifecycle admission: 404 into a missing namespace (the Python API creates
+        it), 403 into one being terminated."""
+        if namespace is None:
+            return
+        found = self.store.objects[NAMESPACES].get(namespace)
+        if found is None:
+            if not setup:
+                raise st.not_found(NAMESPACES, namespace)
+            self._commit(
+                NAMESPACES,
+                namespace,
+                self.strategy(NAMESPACES).build({"metadata": {}}, namespace, None, None),
+            )
+            return
+        if found.data["metadata"].get("deletionTimestamp"):
+            raise st.namespace_terminating(resource, name, namespace)
+
+    def create(
+        self,
+        resource: Resource,
+        obj: Json,
+        url_namespace: str | None = None,
+        *,
+        setup: bool = False,
+    ) -> Json:
+        """Create ``obj`` (namespace from the URL, its metadata, or "default"); 409 if it exists.
+
+        ``setup`` (the Python API): a missing namespace is created and ``status`` is stored as
+        given; over HTTP a missing namespace is 404 and status is the server's.
+        """
         strategy = self.strategy(resource)
         obj = copy(obj)
         if not isinstance(obj, dict):
@@ -184,11 +361,16 @@ class Registry:
                 "",
                 [st.required("metadata.name", "name or generateName is required")],
             )
+        self._admit_namespace(resource, namespace, name, setup)
         key = self.key(resource, namespace, name)
         if key in self.store.objects[resource]:
             raise st.already_exists(resource, name)
-        change = self.store.commit(resource, key, strategy.build(obj, name, namespace, None))
-        self.history.after_write()
+        data = strategy.build(obj, name, namespace, None, keep_status=setup)
+        if resource == CRDS:
+            self._prepare_crd(data, None)
+        change = self._commit(resource, key, data)
+        if not setup:
+            self.controllers.collect_orphan(resource, key)
         assert change.obj is not None
         return dict(_decode(change.obj.typed))
 
@@ -199,8 +381,15 @@ class Registry:
         name: str,
         namespace: str | None,
         precondition_rv: str | None = None,
+        *,
+        subresource: str = "",
+        setup: bool = False,
     ) -> Json:
-        """Replace the object; a stale ``metadata.resourceVersion`` (or precondition) is 409."""
+        """Replace the object; a stale ``metadata.resourceVersion`` (or precondition) is 409.
+
+        ``subresource="status"`` writes only the status. An update that removes the last
+        finalizer of an object being deleted deletes it (one DELETED event).
+        """
         strategy = self.strategy(resource)
         obj = copy(obj)
         namespace = self.namespace_of(resource, namespace)
@@ -211,14 +400,20 @@ class Registry:
         wanted = precondition_rv or (obj.get("metadata") or {}).get("resourceVersion")
         if wanted:
             self._check_rv_precondition(resource, name, wanted, current)
-        data = strategy.build(obj, name, namespace, current)
+        data = strategy.build(
+            obj, name, namespace, current, subresource=subresource, keep_status=setup
+        )
+        if resource == CRDS:
+            self._prepare_crd(data, current)
         data["metadata"]["resourceVersion"] = current.data["metadata"]["resourceVersion"]
+        if update_rules(resource, data, current.data):
+            self._commit(resource, key, None)
+            return data
         if data == current.data:
             # a no-op write is not written to etcd (GuaranteedUpdate short-circuits): same RV,
             # no new revision, no watch event
             return dict(_decode(current.typed))
-        change = self.store.commit(resource, key, data)
-        self.history.after_write()
+        change = self._commit(resource, key, data)
         assert change.obj is not None
         return dict(_decode(change.obj.typed))
 
@@ -234,7 +429,14 @@ class Registry:
             raise st.conflict(resource, name)
 
     def merge_patch(
-        self, resource: Resource, name: str, patch: Json, namespace: str | None = None
+        self,
+        resource: Resource,
+        name: str,
+        patch: Json,
+        namespace: str | None = None,
+        *,
+        subresource: str = "",
+        setup: bool = False,
     ) -> Json:
         """Apply a JSON merge patch; a ``metadata.resourceVersion`` in it is a precondition."""
         return self.patch(
@@ -245,6 +447,8 @@ class Registry:
             (patch.get("metadata") or {}).get("resourceVersion")
             if isinstance(patch, dict)
             else None,
+            subresource=subresource,
+            setup=setup,
         )
 
     def patch(
@@ -254,6 +458,9 @@ class Registry:
         namespace: str | None,
         apply: Callable[[Json], Any],
         precondition_rv: str | None,
+        *,
+        subresource: str = "",
+        setup: bool = False,
     ) -> Json:
         """Update the object to ``apply(current)`` (a patch of any format)."""
         self.strategy(resource)
@@ -270,7 +477,26 @@ class Registry:
         if not isinstance(meta, dict):
             raise st.bad_request("metadata must be an object")
         meta.pop("resourceVersion", None)
-        return self.update(resource, patched, name, namespace)
+        return self.update(resource, patched, name, namespace, subresource=subresource, setup=setup)
+
+    def edit(self, resource: Resource, key: str, mutate: Callable[[Json], None]) -> None:
+        """A controller's write: ``mutate`` a copy of the current object and update it (the
+        lifecycle rules apply: removing the last finalizer of an object being deleted deletes
+        it). Nothing happens when the object is gone."""
+        current = self.store.objects[resource].get(key)
+        if current is None:
+            return
+        data = copy(current.data)
+        mutate(data)
+        namespace, _, name = key.rpartition("/")
+        self.update(resource, data, name, namespace or None, setup=True)
+
+    def remove_finalizer(self, resource: Resource, key: str, finalizer: str) -> None:
+        def drop(data: Json) -> None:
+            meta = data["metadata"]
+            meta["finalizers"] = [f for f in meta.get("finalizers") or [] if f != finalizer]
+
+        self.edit(resource, key, drop)
 
     def delete(
         self,
@@ -280,31 +506,47 @@ class Registry:
         *,
         resource_version: str | None = None,
         uid: str | None = None,
+        propagation: str | None = None,
+        options: DeleteOptions | None = None,
     ) -> Json:
-        """Delete and return the object as last stored (stamped with the deletion revision)."""
-        self.strategy(resource)
+        """Delete: the object as last stored (stamped with the deletion revision) when it is
+        removed now, or the object being deleted (``deletionTimestamp``) when finalizers or a
+        grace period hold it; see ``_lifecycle``."""
+        strategy = self.strategy(resource)
+        options = options or DeleteOptions(
+            propagation=propagation,  # type: ignore[arg-type]
+            resource_version=resource_version,
+            uid=uid,
+        )
         namespace = self.namespace_of(resource, namespace)
         key = self.key(resource, namespace, name)
         current = self.store.objects[resource].get(key)
         if current is None:
             raise st.not_found(resource, name)
         meta = current.data["metadata"]
-        if uid and uid != meta.get("uid"):
+        if options.uid and options.uid != meta.get("uid"):
             raise st.conflict(
                 resource,
                 name,
-                f"Precondition failed: UID in precondition: {uid}, "
+                f"Precondition failed: UID in precondition: {options.uid}, "
                 f"UID in object meta: {meta.get('uid')}",
             )
-        if resource_version and resource_version != meta.get("resourceVersion"):
+        if options.resource_version and options.resource_version != meta.get("resourceVersion"):
             raise st.conflict(
                 resource,
                 name,
-                f"Precondition failed: ResourceVersion in precondition: {resource_version}, "
+                "Precondition failed: ResourceVersion in precondition: "
+                f"{options.resource_version}, "
                 f"ResourceVersion in object meta: {meta.get('resourceVersion')}",
             )
-        change = self.store.commit(resource, key, None)
-        self.history.after_write()
+        staying = deletion_state(strategy.spec, copy(current.data), options)
+        if staying is not None:
+            if staying == current.data:
+                return dict(_decode(current.typed))
+            change = self._commit(resource, key, staying)
+            assert change.obj is not None
+            return dict(_decode(change.obj.typed))
+        change = self._commit(resource, key, None)
         return dict(_decode(change.deleted_object().typed))
 
     # -- reads --------------------------------------------------------------------------------
@@ -328,9 +570,16 @@ class Registry:
         ]
 
     def bulk_load(self, resource: Resource, objs: Iterable[Json]) -> None:
-        """Create many objects fast (one revision each); see ``ApiServer.bulk_load``."""
-        self.strategy(resource)
+        """Create many objects fast (one revision each); see ``ApiServer.bulk_load``.
+
+        Missing namespaces are created as they first appear; owner references are indexed for
+        the garbage collector; no other admission or controller runs.
+        """
+        strategy = self.strategy(resource)
+        generation = strategy.spec.generation != "none"
         live = self.store.objects[resource]
+        namespaces = self.store.objects[NAMESPACES]
+        index = self.controllers.index
         created = now()
         kind_name, api_version = resource.kind, resource.api_version
         seen: set[str] = set()
@@ -348,6 +597,8 @@ class Registry:
                         [st.required("metadata.name", "name or generateName is required")],
                     )
                 namespace = namespace_of(resource, given.get("namespace"))
+                if namespace is not None and namespace not in namespaces:
+                    self._admit_namespace(resource, namespace, name, True)
                 key = key_of(resource, namespace, name)
                 if key in live or key in seen:
                     raise st.already_exists(resource, name)
@@ -357,7 +608,8 @@ class Registry:
                     meta["namespace"] = namespace
                 meta["uid"] = str(uuid.uuid4())
                 meta["resourceVersion"] = ""
-                meta["generation"] = 1
+                if generation:
+                    meta["generation"] = 1
                 meta["creationTimestamp"] = created
                 for k, v in given.items():
                     if k not in meta and k not in _SERVER_OWNED:
@@ -366,6 +618,8 @@ class Registry:
                 for k, v in obj.items():
                     if k not in _TYPE_AND_META:
                         data[k] = v
+                if "ownerReferences" in meta:
+                    index(resource, key, data, None)
                 yield key, data
 
         collecting = gc.isenabled()

@@ -14,6 +14,7 @@ __all__ = [
     "AlreadyExists",
     "BadRequest",
     "Conflict",
+    "Forbidden",
     "Invalid",
     "NotFound",
     "StatusError",
@@ -269,4 +270,37 @@ def unsupported_media_type() -> StatusError:
             "application/strategic-merge-patch+json",
             {},
         )
+    )
+
+
+class Forbidden(StatusError):
+    """403: admission refused the request (a namespace being terminated, an immortal one)."""
+
+
+def forbidden_object(
+    resource: Resource, name: str, why: str, causes: list[Json] | None = None
+) -> Forbidden:
+    """403 ``<resource> "<name>" is forbidden: <why>`` (``errors.NewForbidden``)."""
+    details = _details(resource, name) if name else _details(resource, "")
+    if not name:
+        details.pop("name")
+    if causes:
+        details["causes"] = causes
+    subject = f'{resource.group_resource} "{name}"' if name else resource.group_resource
+    return Forbidden(status(403, "Forbidden", f"{subject} is forbidden: {why}", details))
+
+
+def namespace_terminating(resource: Resource, name: str, namespace: str) -> Forbidden:
+    """403 from the NamespaceLifecycle admission plugin: no new content while terminating."""
+    return forbidden_object(
+        resource,
+        name,
+        f"unable to create new content in namespace {namespace} because it is being terminated",
+        [
+            {
+                "reason": "NamespaceTerminating",
+                "message": f"namespace {namespace} is being terminated",
+                "field": "metadata.namespace",
+            }
+        ],
     )

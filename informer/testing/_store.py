@@ -185,6 +185,13 @@ class Store:
         self.last_change[resource] = revision
         return change
 
+    def seed(self, resource: Resource, key: str, data: Json) -> None:
+        """Add an object that exists from the start: at the current revision, with no change in
+        the log (a fresh cluster's own objects, such as its namespaces)."""
+        data["metadata"]["resourceVersion"] = self.rv(self.revision)
+        self.objects[resource][key] = StoredObject(self.kinds[resource], data, self.revision)
+        self._sorted[resource] = None
+
     def bulk_add(self, resource: Resource, items: Iterable[tuple[str, Json]]) -> None:
         """Add many new objects, one revision each, without per-object overhead."""
         live = self.objects[resource]

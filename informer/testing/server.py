@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 import msgspec
 from aiohttp import web
@@ -27,6 +27,7 @@ from aiohttp import web
 from informer.resource import Resource
 from informer.testing._history import History
 from informer.testing._http import HttpApi
+from informer.testing._lifecycle import DeleteOptions
 from informer.testing._list import ListServer
 from informer.testing._options import PERSONALITIES, Personality, ServerOptions
 from informer.testing._registry import BUILTINS, Registry
@@ -238,19 +239,25 @@ class ApiServer:
     # -- direct Python API --------------------------------------------------------------------
 
     def create(self, resource: Resource, obj: Json) -> Json:
-        """Create ``obj`` (namespace from its metadata, "default" if unset); 409 if it exists."""
-        return self.registry.create(resource, obj)
+        """Create ``obj`` (namespace from its metadata, "default" if unset); 409 if it exists.
+
+        As test setup, a missing namespace is created and ``status`` is stored as given (over
+        HTTP the first is 404 and the second the server's, as on a real cluster).
+        """
+        return self.registry.create(resource, obj, setup=True)
 
     def replace(self, resource: Resource, obj: Json) -> Json:
         """Update ``obj``; 409 Conflict when its ``metadata.resourceVersion`` is set and stale."""
         meta = obj.get("metadata") or {}
-        return self.registry.update(resource, obj, meta.get("name") or "", meta.get("namespace"))
+        return self.registry.update(
+            resource, obj, meta.get("name") or "", meta.get("namespace"), setup=True
+        )
 
     def patch(
         self, resource: Resource, name: str, patch: Json, namespace: str | None = None
     ) -> Json:
         """Apply a JSON merge patch; a ``metadata.resourceVersion`` in it is a precondition."""
-        return self.registry.merge_patch(resource, name, patch, namespace)
+        return self.registry.merge_patch(resource, name, patch, namespace, setup=True)
 
     def delete(
         self,
@@ -260,10 +267,18 @@ class ApiServer:
         *,
         resource_version: str | None = None,
         uid: str | None = None,
+        propagation_policy: Literal["Orphan", "Background", "Foreground"] | None = None,
+        grace_period_seconds: int | None = None,
     ) -> Json:
-        """Delete and return the object as last stored (stamped with the deletion revision)."""
+        """Delete as an HTTP DELETE does: the object as last stored (stamped with the deletion
+        revision) when it goes now, or the object being deleted (``deletionTimestamp`` set)
+        while finalizers or a grace period hold it. The garbage collector and the namespace
+        controller run before this returns."""
         return self.registry.delete(
-            resource, name, namespace, resource_version=resource_version, uid=uid
+            resource,
+            name,
+            namespace,
+            options=DeleteOptions(propagation_policy, grace_period_seconds, resource_version, uid),
         )
 
     def get(self, resource: Resource, name: str, namespace: str | None = None) -> Json | None:

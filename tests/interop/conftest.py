@@ -105,3 +105,11 @@ def unique_name(request: pytest.FixtureRequest) -> str:
     """A DNS-1123 name no other test of the session uses."""
     base = request.node.name.split("[")[0].removeprefix("test_").replace("_", "-")[:40]
     return f"{base}-{next(_names)}".lower()
+
+
+@pytest.fixture
+def namespace(kubectl: Kubectl, unique_name: str) -> str:
+    """A fresh namespace of the shared server for one test (creates into a missing one are 404)."""
+    manifest = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": unique_name}}
+    kubectl("create", "--validate=false", "-f", "-", input=json.dumps(manifest))
+    return unique_name

@@ -1,0 +1,257 @@
+"""What the test server knows about each resource it serves, as a real kube-apiserver states it.
+
+A ``ResourceSpec`` is the registry's view of one resource beyond its address (``Resource``):
+its discovery names (singular, short names, categories, verbs), its subresources, whether it
+keeps ``metadata.generation`` and how writes treat its ``status``, its default deletion
+propagation and its ``kubectl get`` columns. ``BUILTIN_SPECS`` lists the built-in resources the
+server serves at start; custom resources get their spec from their CustomResourceDefinition.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from informer.resource import CONFIGMAPS, LEASES, NAMESPACES, PODS, SECRETS, Resource
+
+__all__ = [
+    "BUILTIN_SPECS",
+    "CRDS",
+    "DAEMONSETS",
+    "DEPLOYMENTS",
+    "EVENTS",
+    "JOBS",
+    "REPLICASETS",
+    "SERVICES",
+    "STATEFULSETS",
+    "Column",
+    "Generation",
+    "Propagation",
+    "ResourceSpec",
+    "spec_for",
+]
+
+Json = dict[str, Any]
+Propagation = Literal["Background", "Foreground", "Orphan"]
+Generation = Literal["none", "spec", "all"]
+"""How ``metadata.generation`` is kept: absent (ConfigMaps, Secrets...), bumped when anything but
+metadata and status changes (``spec``: built-in workloads, custom resources with a status
+subresource), or when anything but metadata changes (``all``: custom resources without one)."""
+
+VERBS: Final[tuple[str, ...]] = (
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+)
+STATUS_VERBS: Final[tuple[str, ...]] = ("get", "patch", "update")
+
+SERVICES = Resource("", "v1", "services", "Service")
+EVENTS = Resource("", "v1", "events", "Event")
+DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
+STATEFULSETS = Resource("apps", "v1", "statefulsets", "StatefulSet")
+DAEMONSETS = Resource("apps", "v1", "daemonsets", "DaemonSet")
+REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet")
+JOBS = Resource("batch", "v1", "jobs", "Job")
+CRDS = Resource(
+    "apiextensions.k8s.io",
+    "v1",
+    "customresourcedefinitions",
+    "CustomResourceDefinition",
+    namespaced=False,
+)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One ``kubectl get`` column: its Table definition and the JSON path of its cell.
+
+    ``path`` is a dotted path into the object (``status.replicas``) or one of the computed cells
+    the real printers show (``@age``, ``@pod-ready``, ...; see ``informer.testing._table``).
+    """
+
+    name: str
+    type: str
+    path: str
+    description: str = ""
+    format: str = ""
+    priority: int = 0
+
+
+NAME_COLUMN = Column("Name", "string", "metadata.name", "Name must be unique.", "name")
+AGE_COLUMN = Column("Age", "string", "@age", "CreationTimestamp is a timestamp.")
+
+
+@dataclass(frozen=True)
+class ResourceSpec:
+    """The registry's knowledge of one served resource."""
+
+    resource: Resource
+    singular: str = ""
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = VERBS
+    status_subresource: bool = False
+    generation: Generation = "none"
+    propagation: Propagation = "Background"
+    columns: tuple[Column, ...] = (NAME_COLUMN, AGE_COLUMN)
+    custom: bool = False
+    """Served for a CustomResourceDefinition: list items keep kind and apiVersion."""
+    schema: Json | None = field(default=None, compare=False)
+    """The OpenAPI v3 schema of the objects (custom resources), for /openapi/v3."""
+
+    @property
+    def singular_name(self) -> str:
+        return self.singular or self.resource.kind.lower()
+
+
+def _builtin(resource: Resource, **kwargs: Any) -> ResourceSpec:
+    return ResourceSpec(resource, **kwargs)
+
+
+_WORKLOAD: Final[Json] = {
+    "categories": ("all",),
+    "status_subresource": True,
+    "generation": "spec",
+}
+
+BUILTIN_SPECS: Final[tuple[ResourceSpec, ...]] = (
+    _builtin(
+        NAMESPACES,
+        short_names=("ns",),
+        verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
+        status_subresource=True,
+        columns=(
+            NAME_COLUMN,
+            Column("Status", "string", "status.phase", "The status of the namespace"),
+            AGE_COLUMN,
+        ),
+    ),
+    _builtin(
+        CONFIGMAPS,
+        short_names=("cm",),
+        columns=(NAME_COLUMN, Column("Data", "string", "@data-count"), AGE_COLUMN),
+    ),
+    _builtin(
+        SECRETS,
+        columns=(
+            NAME_COLUMN,
+            Column("Type", "string", "type"),
+            Column("Data", "string", "@data-count"),
+            AGE_COLUMN,
+        ),
+    ),
+    _builtin(
+        PODS,
+        short_names=("po",),
+        categories=("all",),
+        status_subresource=True,
+        generation="spec",
+        columns=(
+            NAME_COLUMN,
+            Column("Ready", "string", "@pod-ready", "The aggregate readiness state of this pod"),
+            Column("Status", "string", "@pod-status", "The aggregate status of the containers"),
+            Column("Restarts", "string", "@pod-restarts", "The number of container restarts"),
+            AGE_COLUMN,
+            Column("IP", "string", "status.podIP", "IP address assigned to the pod", "", 1),
+            Column("Node", "string", "spec.nodeName", "Name of the node the pod runs on", "", 1),
+        ),
+    ),
+    _builtin(
+        SERVICES,
+        short_names=("svc",),
+        categories=("all",),
+        status_subresource=True,
+        columns=(
+            NAME_COLUMN,
+            Column("Type", "string", "@service-type"),
+            Column("Cluster-IP", "string", "spec.clusterIP"),
+            Column("External-IP", "string", "@service-external-ips"),
+            Column("Port(s)", "string", "@service-ports"),
+            AGE_COLUMN,
+        ),
+    ),
+    _builtin(EVENTS, short_names=("ev",)),
+    _builtin(
+        LEASES,
+        columns=(NAME_COLUMN, Column("Holder", "string", "spec.holderIdentity"), AGE_COLUMN),
+    ),
+    _builtin(
+        DEPLOYMENTS,
+        short_names=("deploy",),
+        columns=(
+            NAME_COLUMN,
+            Column("Ready", "string", "@ready-of-replicas"),
+            Column("Up-to-date", "integer", "status.updatedReplicas"),
+            Column("Available", "integer", "status.availableReplicas"),
+            AGE_COLUMN,
+        ),
+        **_WORKLOAD,
+    ),
+    _builtin(
+        STATEFULSETS,
+        short_names=("sts",),
+        columns=(NAME_COLUMN, Column("Ready", "string", "@ready-of-replicas"), AGE_COLUMN),
+        **_WORKLOAD,
+    ),
+    _builtin(
+        DAEMONSETS,
+        short_names=("ds",),
+        columns=(
+            NAME_COLUMN,
+            Column("Desired", "integer", "status.desiredNumberScheduled"),
+            Column("Current", "integer", "status.currentNumberScheduled"),
+            Column("Ready", "integer", "status.numberReady"),
+            Column("Up-to-date", "integer", "status.updatedNumberScheduled"),
+            Column("Available", "integer", "status.numberAvailable"),
+            AGE_COLUMN,
+        ),
+        **_WORKLOAD,
+    ),
+    _builtin(
+        REPLICASETS,
+        short_names=("rs",),
+        columns=(
+            NAME_COLUMN,
+            Column("Desired", "integer", "spec.replicas"),
+            Column("Current", "integer", "status.replicas"),
+            Column("Ready", "integer", "status.readyReplicas"),
+            AGE_COLUMN,
+        ),
+        **_WORKLOAD,
+    ),
+    _builtin(
+        JOBS,
+        propagation="Orphan",  # batch/v1 keeps orphaning by default for compatibility
+        columns=(
+            NAME_COLUMN,
+            Column("Status", "string", "@job-status"),
+            Column("Completions", "string", "@job-completions"),
+            AGE_COLUMN,
+        ),
+        **_WORKLOAD,
+    ),
+    _builtin(
+        CRDS,
+        short_names=("crd", "crds"),
+        categories=("api-extensions",),
+        status_subresource=True,
+        generation="spec",
+        columns=(NAME_COLUMN, Column("Created At", "date", "metadata.creationTimestamp")),
+    ),
+)
+
+_BY_RESOURCE: Final[dict[Resource, ResourceSpec]] = {s.resource: s for s in BUILTIN_SPECS}
+
+
+def spec_for(resource: Resource) -> ResourceSpec:
+    """The built-in spec of ``resource``, or a plain one (a resource registered in-process:
+    list items keep kind and apiVersion, no status subresource, generation on any change)."""
+    found = _BY_RESOURCE.get(resource)
+    if found is not None:
+        return found
+    return ResourceSpec(resource, custom=True, generation="all")

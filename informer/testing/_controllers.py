@@ -1,0 +1,289 @@
+"""The control-plane loops a test server needs and envtest lacks, run synchronously after writes.
+
+A real cluster runs these in kube-controller-manager and the apiextensions server; here they
+react to every committed change, to completion, before the write's HTTP answer is sent, so a
+test observes their effects deterministically (as watch events, in order):
+
+- **garbage collector**: when an object is deleted, its dependents (``ownerReferences`` naming
+  its uid) whose owners are now all gone are deleted (background propagation); an owner deleted
+  with ``propagationPolicy=Foreground`` (finalizer ``foregroundDeletion``) has its dependents
+  deleted first and goes once none is left; with ``Orphan`` (finalizer ``orphan``) its
+  dependents lose their reference to it, then it goes. An object created over HTTP with owners
+  that are all gone (by uid) is collected at once (the Python API's creates are test setup and
+  may name owners that were never created).
+- **namespace controller**: a namespace being deleted (``deletionTimestamp``, phase
+  Terminating, ``kubernetes`` in ``spec.finalizers``) has all its content deleted; once none is
+  left, the ``kubernetes`` finalizer is removed and the namespace goes.
+- **CRD cleanup**: a CustomResourceDefinition being deleted (finalizer
+  ``customresourcecleanup.apiextensions.k8s.io``) has all its objects deleted, then goes; its
+  resources stop being served.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Final
+
+from informer.resource import NAMESPACES, Resource
+from informer.testing import _status as st
+from informer.testing._catalog import CRDS
+from informer.testing._store import Change
+
+if TYPE_CHECKING:
+    from informer.testing._registry import Registry
+
+__all__ = [
+    "CRD_CLEANUP",
+    "FOREGROUND",
+    "NAMESPACE_FINALIZER",
+    "ORPHAN",
+    "Controllers",
+]
+
+Json = dict[str, Any]
+
+FOREGROUND: Final = "foregroundDeletion"
+ORPHAN: Final = "orphan"
+NAMESPACE_FINALIZER: Final = "kubernetes"
+CRD_CLEANUP: Final = "customresourcecleanup.apiextensions.k8s.io"
+
+Ref = tuple[Resource, str]
+"""A live object: its resource and store key."""
+
+
+def _meta(data: Json) -> Json:
+    meta = data.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def _owner_uids(data: Json) -> list[str]:
+    refs = _meta(data).get("ownerReferences") or []
+    return [str(r["uid"]) for r in refs if isinstance(r, dict) and r.get("uid")]
+
+
+def _deleting(data: Json) -> bool:
+    return bool(_meta(data).get("deletionTimestamp"))
+
+
+class Controllers:
+    """Garbage collector, namespace controller and CRD cleanup over one registry."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+        self.dependents: dict[str, set[Ref]] = {}
+        """Owner uid -> live objects whose ownerReferences name it."""
+        self._queue: deque[Change] = deque()
+        self._running = False
+
+    # -- index --------------------------------------------------------------------------------
+
+    def index(self, resource: Resource, key: str, data: Json | None, old: Json | None) -> None:
+        """Keep the owner index in step with one object's change (``bulk_load`` calls it too)."""
+        if old is not None:
+            for uid in _owner_uids(old):
+                refs = self.dependents.get(uid)
+                if refs is not None:
+                    refs.discard((resource, key))
+                    if not refs:
+                        del self.dependents[uid]
+        if data is not None:
+            for uid in _owner_uids(data):
+                self.dependents.setdefault(uid, set()).add((resource, key))
+
+    # -- reacting -----------------------------------------------------------------------------
+
+    def observe(self, change: Change) -> None:
+        """React to ``change`` (and to the changes that causes) before returning."""
+        self.index(
+            change.resource,
+            change.key,
+            change.obj.data if change.obj is not None else None,
+            change.prev.data if change.prev is not None else None,
+        )
+        self._queue.append(change)
+        if self._running:
+            return
+        self._running = True
+        try:
+            while self._queue:
+                self._react(self._queue.popleft())
+        finally:
+            self._running = False
+
+    def _react(self, change: Change) -> None:
+        if change.obj is None:
+            assert change.prev is not None
+            self._deleted(change.resource, change.prev.data)
+            return
+        data = change.obj.data
+        if not _deleting(data):
+            return
+        finalizers = _meta(data).get("finalizers") or []
+        if FOREGROUND in finalizers:
+            self._foreground(change.resource, change.key, data)
+        if ORPHAN in finalizers:
+            self._orphan(change.resource, change.key, data)
+        if change.resource == NAMESPACES:
+            self._namespace(change.key)
+        if change.resource == CRDS and CRD_CLEANUP in finalizers:
+            self._crd(change.key, data)
+
+    def _live(self, ref: Ref) -> Json | None:
+        found = self.registry.store.objects.get(ref[0], {}).get(ref[1])
+        return found.data if found is not None else None
+
+    def _owner_present(self, dependent: Ref, owner: Json) -> bool:
+        """Whether the owner an ownerReference names still exists with that uid."""
+        resource = self.registry.resource_of(
+            str(owner.get("apiVersion") or ""), str(owner.get("kind") or "")
+        )
+        if resource is None:
+            return True  # an owner of a kind not served here: never collect on its account
+        namespace = dependent[1].split("/", 1)[0] if "/" in dependent[1] else None
+        key = f"{namespace}/{owner.get('name')}" if resource.namespaced else str(owner.get("name"))
+        live = self._live((resource, key))
+        return live is not None and _meta(live).get("uid") == owner.get("uid")
+
+    def _collectable(self, ref: Ref, data: Json) -> bool:
+        refs = [r for r in _meta(data).get("ownerReferences") or [] if isinstance(r, dict)]
+        return bool(refs) and not any(self._owner_present(ref, r) for r in refs)
+
+    def _delete(self, ref: Ref, propagation: str | None = None) -> None:
+        resource, key = ref
+        namespace, _, name = key.rpartition("/")
+        try:
+            self.registry.delete(resource, name, namespace or None, propagation=propagation)
+        except st.NotFound:
+            pass
+
+    def _dependents_of(self, uid: str) -> Iterator[tuple[Ref, Json]]:
+        for ref in sorted(self.dependents.get(uid, ()), key=lambda r: (r[0].plural, r[1])):
+            data = self._live(ref)
+            if data is not None:
+                yield ref, data
+
+    def collect_orphan(self, resource: Resource, key: str) -> None:
+        """Delete a just-created object whose owners are all gone already (an HTTP create; the
+        Python API's setup writes may name owners the test never created)."""
+        data = self._live((resource, key))
+        if data is not None and _meta(data).get("ownerReferences"):
+            if self._collectable((resource, key), data):
+                self._delete((resource, key))
+
+    def _deleted(self, resource: Resource, data: Json) -> None:
+        meta = _meta(data)
+        uid = str(meta.get("uid") or "")
+        for ref, dependent in list(self._dependents_of(uid)):
+            if not _deleting(dependent) and self._collectable(ref, dependent):
+                self._delete(ref)
+        # owners in foreground deletion may have been waiting for this object
+        namespace = meta.get("namespace")
+        for owner in meta.get("ownerReferences") or []:
+            if not isinstance(owner, dict):
+                continue
+            owner_resource = self.registry.resource_of(
+                str(owner.get("apiVersion") or ""), str(owner.get("kind") or "")
+            )
+            if owner_resource is None:
+                continue
+            key = (
+                f"{namespace}/{owner.get('name')}"
+                if owner_resource.namespaced
+                else str(owner.get("name"))
+            )
+            live = self._live((owner_resource, key))
+            if live is not None and FOREGROUND in (_meta(live).get("finalizers") or []):
+                self._foreground(owner_resource, key, live)
+        if namespace and resource != NAMESPACES:
+            live_ns = self._live((NAMESPACES, str(namespace)))
+            if live_ns is not None and _deleting(live_ns):
+                self._namespace(str(namespace))
+        if resource == CRDS:
+            self.registry.unserve_crd(data)
+        elif self._crd_of(resource) is not None:
+            crd = self._crd_of(resource)
+            assert crd is not None
+            self._crd(crd[0], crd[1])
+
+    def _crd_of(self, resource: Resource) -> tuple[str, Json] | None:
+        key = f"{resource.plural}.{resource.group}"
+        live = self._live((CRDS, key))
+        if live is None or not _deleting(live):
+            return None
+        return key, live
+
+    # -- propagation --------------------------------------------------------------------------
+
+    def _foreground(self, resource: Resource, key: str, data: Json) -> None:
+        uid = str(_meta(data).get("uid") or "")
+        waiting = False
+        for ref, dependent in list(self._dependents_of(uid)):
+            waiting = True
+            if not _deleting(dependent):
+                self._delete(ref, "Foreground")
+        if waiting and any(True for _ in self._dependents_of(uid)):
+            return
+        self.registry.remove_finalizer(resource, key, FOREGROUND)
+
+    def _orphan(self, resource: Resource, key: str, data: Json) -> None:
+        uid = str(_meta(data).get("uid") or "")
+        for ref, _ in list(self._dependents_of(uid)):
+
+            def drop(obj: Json, uid: str = uid) -> None:
+                meta = obj["metadata"]
+                refs = [r for r in meta.get("ownerReferences") or [] if r.get("uid") != uid]
+                if refs:
+                    meta["ownerReferences"] = refs
+                else:
+                    meta.pop("ownerReferences", None)
+
+            self.registry.edit(ref[0], ref[1], drop)
+        self.registry.remove_finalizer(resource, key, ORPHAN)
+
+    # -- namespaces and CRDs ------------------------------------------------------------------
+
+    def _namespace(self, name: str) -> None:
+        live = self._live((NAMESPACES, name))
+        if live is None or NAMESPACE_FINALIZER not in (
+            (live.get("spec") or {}).get("finalizers") or []
+        ):
+            return
+        remaining = False
+        for resource in self.registry.namespaced_resources():
+            objects = self.registry.store.objects.get(resource, {})
+            keys = [k for k in objects if k.startswith(f"{name}/")]
+            for key in keys:
+                remaining = True
+                data = self._live((resource, key))
+                if data is not None and not _deleting(data):
+                    self._delete((resource, key))
+        if remaining and any(
+            k.startswith(f"{name}/")
+            for r in self.registry.namespaced_resources()
+            for k in self.registry.store.objects.get(r, {})
+        ):
+            return
+
+        def finalize(obj: Json) -> None:
+            spec = obj.setdefault("spec", {})
+            spec["finalizers"] = [
+                f for f in spec.get("finalizers") or [] if f != NAMESPACE_FINALIZER
+            ]
+            if not spec["finalizers"]:
+                del spec["finalizers"]
+
+        self.registry.edit(NAMESPACES, name, finalize)
+
+    def _crd(self, key: str, data: Json) -> None:
+        resources = self.registry.crd_resources(data)
+        remaining = False
+        for resource in resources:
+            for obj_key in list(self.registry.store.objects.get(resource, {})):
+                remaining = True
+                live = self._live((resource, obj_key))
+                if live is not None and not _deleting(live):
+                    self._delete((resource, obj_key))
+        if remaining and any(self.registry.store.objects.get(r) for r in resources):
+            return
+        self.registry.remove_finalizer(CRDS, key, CRD_CLEANUP)

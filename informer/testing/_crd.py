@@ -1,0 +1,153 @@
+"""CustomResourceDefinitions: what a CRD object serves, and the status the server gives it.
+
+``served_specs(crd)`` reads ``apiextensions.k8s.io/v1`` fields (group, names, scope, versions
+with ``served``, ``subresources.status``, ``additionalPrinterColumns`` and the schema) into one
+``ResourceSpec`` per served version. ``validate(crd)`` refuses what the real server refuses
+before serving anything (422 Invalid, with its field paths and wording). ``accepted_status``
+is the status the real apiextensions controllers converge to (NamesAccepted, Established).
+
+Versions share nothing here: each served version is its own collection (no conversion).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from informer.resource import Resource
+from informer.testing import _status as st
+from informer.testing._catalog import AGE_COLUMN, CRDS, NAME_COLUMN, Column, ResourceSpec
+
+__all__ = ["accepted_status", "served_specs", "validate"]
+
+Json = dict[str, Any]
+
+
+def _names(crd: Json) -> Json:
+    return (crd.get("spec") or {}).get("names") or {}
+
+
+def validate(crd: Json, name: str) -> None:
+    """422 Invalid for a CRD the real server would refuse (the fields our serving relies on)."""
+    spec = crd.get("spec") or {}
+    names = _names(crd)
+    group = spec.get("group") or ""
+    errors: list[tuple[str, str, str]] = []
+    plural = names.get("plural") or ""
+    if not group:
+        errors.append(st.required("spec.group", ""))
+    if not plural:
+        errors.append(st.required("spec.names.plural", ""))
+    if not names.get("kind"):
+        errors.append(st.required("spec.names.kind", ""))
+    if plural and group and name != f"{plural}.{group}":
+        errors.append(
+            (
+                "FieldValueInvalid",
+                "metadata.name",
+                f'Invalid value: "{name}": must be spec.names.plural+"."+spec.group',
+            )
+        )
+    if spec.get("scope") not in ("Namespaced", "Cluster"):
+        errors.append(
+            st.not_supported("spec.scope", str(spec.get("scope") or ""), ["Cluster", "Namespaced"])
+        )
+    versions = spec.get("versions") or []
+    if not versions:
+        errors.append(
+            st.required("spec.versions", "must have exactly one version marked as storage version")
+        )
+    elif sum(1 for v in versions if isinstance(v, dict) and v.get("storage")) != 1:
+        errors.append(
+            (
+                "FieldValueInvalid",
+                "spec.versions",
+                "Invalid value: []apiextensions.CustomResourceDefinitionVersion{...}: "
+                "must have exactly one version marked as storage version",
+            )
+        )
+    if errors:
+        raise st.invalid_object(CRDS, CRDS.kind, name, errors)
+
+
+def _printer_columns(version: Json) -> tuple[Column, ...]:
+    extra = version.get("additionalPrinterColumns") or []
+    if not extra:
+        return (NAME_COLUMN, AGE_COLUMN)
+    columns = [NAME_COLUMN]
+    for column in extra:
+        if not isinstance(column, dict) or not column.get("jsonPath"):
+            continue
+        columns.append(
+            Column(
+                str(column.get("name") or ""),
+                str(column.get("type") or "string"),
+                str(column["jsonPath"]).lstrip("."),
+                str(column.get("description") or ""),
+                str(column.get("format") or ""),
+                int(column.get("priority") or 0),
+            )
+        )
+    columns.append(AGE_COLUMN)
+    return tuple(columns)
+
+
+def served_specs(crd: Json) -> list[ResourceSpec]:
+    """One ``ResourceSpec`` per served version of ``crd`` (validated)."""
+    spec = crd.get("spec") or {}
+    names = _names(crd)
+    specs = []
+    for version in spec.get("versions") or []:
+        if not isinstance(version, dict) or not version.get("served", True):
+            continue
+        status = "status" in (version.get("subresources") or {})
+        resource = Resource(
+            str(spec["group"]),
+            str(version.get("name") or "v1"),
+            str(names["plural"]),
+            str(names["kind"]),
+            namespaced=spec.get("scope") == "Namespaced",
+        )
+        schema = (version.get("schema") or {}).get("openAPIV3Schema")
+        specs.append(
+            ResourceSpec(
+                resource,
+                singular=str(names.get("singular") or names["kind"].lower()),
+                short_names=tuple(names.get("shortNames") or ()),
+                categories=tuple(names.get("categories") or ()),
+                status_subresource=status,
+                generation="spec" if status else "all",
+                columns=_printer_columns(version),
+                custom=True,
+                schema=schema if isinstance(schema, dict) else None,
+            )
+        )
+    return specs
+
+
+def accepted_status(crd: Json, now: str) -> Json:
+    """The status of an established CRD: names accepted, established, its stored version."""
+    spec = crd.get("spec") or {}
+    names = dict(_names(crd))
+    names.setdefault("singular", str(names.get("kind", "")).lower())
+    names.setdefault("listKind", f"{names.get('kind', '')}List")
+    stored = [v.get("name") for v in spec.get("versions") or [] if v.get("storage")]
+
+    def condition(type_: str, reason: str, message: str) -> Json:
+        return {
+            "type": type_,
+            "status": "True",
+            "lastTransitionTime": now,
+            "reason": reason,
+            "message": message,
+        }
+
+    return {
+        "conditions": [
+            condition("NamesAccepted", "NoConflicts", "no conflicts found"),
+            condition(
+                "Established", "InitialNamesAccepted", "the initial names have been accepted"
+            ),
+        ],
+        "acceptedNames": names,
+        "storedVersions": stored,
+    }
