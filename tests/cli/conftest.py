@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -38,7 +39,22 @@ class Served:
     process: subprocess.Popen[str]
 
     def create_configmap(self, name: str, namespace: str = "default") -> dict[str, Any]:
-        """Create a ConfigMap over HTTP; returns the object the server answered."""
+        """Create a ConfigMap over HTTP (and its namespace, if new: over HTTP a create into a
+        missing namespace is 404); returns the object the server answered."""
+        namespace_body = json.dumps({"metadata": {"name": namespace}}).encode()
+        try:
+            urllib.request.urlopen(
+                urllib.request.Request(
+                    f"{self.url}/api/v1/namespaces",
+                    data=namespace_body,
+                    headers={"Content-Type": "application/json"},
+                    method="POST",
+                ),
+                timeout=10,
+            ).close()
+        except urllib.error.HTTPError as error:
+            if error.code != 409:  # already exists
+                raise
         body = json.dumps({"metadata": {"name": name, "namespace": namespace}}).encode()
         request = urllib.request.Request(
             f"{self.url}/api/v1/namespaces/{namespace}/configmaps",
