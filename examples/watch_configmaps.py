@@ -12,7 +12,15 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from informer import CONFIGMAPS, Informer, KubeObject, Tombstone, connect
+from informer import (
+    CONFIGMAPS,
+    DROP_MANAGED_FIELDS,
+    Informer,
+    KubeObject,
+    ReflectorOptions,
+    Tombstone,
+    connect,
+)
 from informer.testing import ApiServer
 
 
@@ -37,7 +45,9 @@ async def api_client(cluster: bool) -> AsyncIterator[tuple[Any, ApiServer | None
 
 async def main(namespace: str, cluster: bool) -> None:
     async with api_client(cluster) as (api, server):
-        inf = Informer(api, CONFIGMAPS, namespace=namespace)
+        # drop metadata.managedFields on the bytes: a smaller cache, faster than a dict transform
+        options = ReflectorOptions(transform=DROP_MANAGED_FIELDS)
+        inf = Informer(api, CONFIGMAPS, namespace=namespace, options=options)
 
         def on_add(obj: KubeObject, is_initial: bool) -> None:
             print(f"{'listed' if is_initial else 'added '} {obj.key} rv={obj.resource_version}")

@@ -55,11 +55,13 @@ from informer.store import (
     Store,
     Tombstone,
 )
+from informer.transforms import DROP_MANAGED_FIELDS, DropFields
 from informer.transport import ListPage, Transport, WatchEvent
 from informer.workqueue import Priority, QueueShutDown, WorkQueue, WorkQueueStats
 
 __all__ = [
     "CONFIGMAPS",
+    "DROP_MANAGED_FIELDS",
     "LEASES",
     "NAMESPACES",
     "PODS",
@@ -77,6 +79,7 @@ __all__ = [
     "ControllerStats",
     "Delta",
     "DiscoveryError",
+    "DropFields",
     "ElectionState",
     "Forbidden",
     "Freshness",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from informer.errors import ApiError, ResourceExpired
-from informer.objects import KubeObject
+from informer.objects import Known, KubeObject, Trim
 from informer.resource import Resource
 from informer.transport import Transport
 
@@ -59,8 +59,11 @@ async def list_all(
     resource_version: str | None = None,
     resource_version_match: str | None = None,
     limit: int | None = 500,
+    known: Known | None = None,
+    trim: Trim | None = None,
 ) -> ListResult:
-    """Every page of one list, as the request's first page decides."""
+    """Every page of one list, as the request's first page decides (``known``, ``trim``: see
+    ``KubeObject.from_list_item``)."""
     page = await transport.list_page(
         resource,
         namespace=namespace,
@@ -69,6 +72,8 @@ async def list_all(
         limit=limit,
         label_selector=label_selector,
         field_selector=field_selector,
+        known=known,
+        trim=trim,
     )
     items = page.items
     list_rv = page.resource_version
@@ -83,6 +88,8 @@ async def list_all(
                 continue_=token,
                 label_selector=label_selector,
                 field_selector=field_selector,
+                known=known,
+                trim=trim,
             )
         except ResourceExpired as exc:
             raise ContinueExpired(exc, list_rv) from exc
@@ -108,17 +115,23 @@ async def list_exact(
     limit is set; a mismatch is retried with a limit (Exact on those servers), and a second
     mismatch raises ``ResourceVersionMismatch``.
     """
-    common = {
-        "namespace": namespace,
-        "label_selector": label_selector,
-        "field_selector": field_selector,
-        "resource_version": resource_version,
-        "resource_version_match": "Exact",
-    }
-    result = await list_all(transport, resource, limit=None, **common)
+
+    async def exact(limit: int | None) -> ListResult:
+        return await list_all(
+            transport,
+            resource,
+            namespace=namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            resource_version=resource_version,
+            resource_version_match="Exact",
+            limit=limit,
+        )
+
+    result = await exact(None)
     if result.resource_version == resource_version:
         return result
-    result = await list_all(transport, resource, limit=limit, **common)
+    result = await exact(limit)
     if result.resource_version != resource_version:
         raise ResourceVersionMismatch(resource_version, result.resource_version)
     return result

@@ -25,6 +25,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import msgspec
+
 from informer import _checks
 from informer._log import describe_error, get_logger
 from informer.backoff import Backoff, BackoffPolicy
@@ -40,11 +42,12 @@ from informer.errors import (
     WatchIdleTimeout,
     WatchStreamError,
 )
-from informer.objects import KubeObject
+from informer.objects import KubeObject, Trim
 from informer.pager import ContinueExpired, ListResult, list_all, list_exact
 from informer.resource import Resource
 from informer.resource_version import compare_resource_versions, is_comparable
 from informer.store import Delta, Store
+from informer.transforms import DropFields
 from informer.transport import Transport, WatchEvent, WatchStream
 
 __all__ = ["Reflector", "ReflectorOptions", "ReflectorStats"]
@@ -375,6 +378,8 @@ class Reflector:
                     resource_version=rv,
                     resource_version_match=rvm,
                     limit=limit,
+                    known=self._known if len(self.store) else None,
+                    trim=self._trim(),
                 )
             except ContinueExpired as exc:
                 self._counters.expired += 1
@@ -435,8 +440,28 @@ class Reflector:
             return False
         return compare_resource_versions(rv, than) < 0
 
-    def _apply_list(self, items: list[KubeObject], rv: str, relist: bool) -> None:
-        objs = [self._prepare(o) for o in items if self._kind_ok(o)]
+    def _known(self, key: str, resource_version: str) -> KubeObject | None:
+        """The cached object at this key and RV: a relist keeps it instead of a new copy."""
+        cached = self.store.get_by_key(key)
+        if cached is not None and cached.resource_version == resource_version:
+            return cached
+        return None
+
+    def _trim(self) -> Trim | None:
+        transform = self.options.transform
+        return transform.apply if isinstance(transform, DropFields) else None
+
+    def _apply_list(
+        self, items: list[KubeObject], rv: str, relist: bool, prepared: bool = False
+    ) -> None:
+        """Replace the store with a list's items (``prepared``: already transformed)."""
+        kind = self.resource.kind
+        objs = [o for o in items if not o.kind or o.kind == kind or self._kind_ok(o)]
+        transform = self.options.transform
+        if not prepared and transform is not None and not isinstance(transform, DropFields):
+            # a function on dicts (DropFields ran on the bytes already); cached ones are done
+            cached = self.store.get_by_key
+            objs = [o if cached(o.key) is o else self._prepare(o) for o in objs]
         deltas = self.store.replace(objs, rv, is_initial=not self.has_synced)
         if relist:
             self._counters.relists += 1
@@ -483,7 +508,9 @@ class Reflector:
                         self._counters.lists += 1
                         self._counters.stream_lists += 1
                         self._streaming = True
-                        self._apply_list(list(initial.values()), rv, bool(last) or self.has_synced)
+                        self._apply_list(
+                            list(initial.values()), rv, bool(last) or self.has_synced, True
+                        )
                         stream.idle_timeout = normal_idle
                         ok = True
                         return stream
@@ -493,7 +520,8 @@ class Reflector:
                     if event.type != "ADDED" or obj.key in initial:
                         # initial events are one ADDED per object: the server ignores the request
                         raise _StreamUnsupported(f"{event.type} {obj.key} before the end bookmark")
-                    initial[obj.key] = obj
+                    known = self._known(obj.key, obj.resource_version)
+                    initial[obj.key] = known if known is not None else self._prepare(obj)
             raise WatchStreamError("streaming list ended before its end bookmark")
         except (TimeoutError, WatchIdleTimeout) as exc:
             raise _StreamUnsupported(
@@ -577,7 +605,11 @@ class Reflector:
         self._expired_in_a_row = 0
         obj = event.object
         rv = obj.resource_version
-        older = self._is_older(rv, self.store.resource_version)
+        store = self.store
+        # the RV is validated once here; the store re-checks only what it must
+        comparable = is_comparable(rv)
+        cache_key = store._rv_key if store._comparable else None
+        older = comparable and cache_key is not None and (len(rv), rv) < cache_key
         if older:
             self._older_in_a_row += 1
             if self._older_in_a_row >= self.options.backwards_after:
@@ -588,13 +620,16 @@ class Reflector:
         if event.type == "BOOKMARK":
             self._counters.bookmarks += 1
             if not older:
-                self.store.advance(rv)
+                store.advance(rv)
             return
-        if not self._kind_ok(obj):
+        if obj.kind and obj.kind != self.resource.kind and not self._kind_ok(obj):
             return
-        delta = self.store.apply_event(event.type, self._prepare(obj))
-        self._note_comparable(rv)
-        if delta is not None:
+        if self.options.transform is not None:
+            obj = self._prepare(obj)
+        delta = store.apply_event(event.type, obj)
+        if not comparable:
+            self._note_comparable(rv)
+        if delta is not None and self.on_deltas is not None:
             self._emit([delta])
 
     # -- helpers ---------------------------------------------------------------------------
@@ -609,6 +644,13 @@ class Reflector:
         transform = self.options.transform
         if transform is None:
             return obj
+        if isinstance(transform, DropFields):
+            try:
+                return obj._trimmed(transform.apply)
+            except (msgspec.DecodeError, UnicodeError) as exc:  # cannot be: decoded before
+                self._counters.errors += 1
+                self.log.error("reflector.transform_failed", key=obj.key, error=describe_error(exc))
+                return obj
         try:
             out = KubeObject.from_dict(transform(obj.to_dict()))
         except Exception as exc:
@@ -616,13 +658,7 @@ class Reflector:
             # no traceback: its locals hold the object as a dict (a Secret's data, in a log)
             self.log.error("reflector.transform_failed", key=obj.key, error=describe_error(exc))
             return obj
-        a, b = obj.metadata_, out.metadata_
-        if (a.name, a.namespace, a.uid, a.resource_version) != (
-            b.name,
-            b.namespace,
-            b.uid,
-            b.resource_version,
-        ):
+        if (obj.key, obj.uid, obj.resource_version) != (out.key, out.uid, out.resource_version):
             self._counters.errors += 1
             self.log.error("reflector.transform_changed_identity", key=obj.key)
             return obj

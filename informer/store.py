@@ -728,8 +728,8 @@ class Store:
         """
         if type not in _EVENT_TYPES:
             raise ValueError(f"not an object event type: {type!r} (bookmarks: use advance())")
-        rv = obj.resource_version
-        key = obj.key
+        rv = obj._rv
+        key = obj._key
         items = self._c.items
         cached = items.get(key)
         deleted = type == "DELETED"
@@ -835,9 +835,8 @@ class Store:
         new_items: dict[str, KubeObject] = {}
         nsidx: dict[str, dict[str, None]] = {}
         for obj in objs:  # pass 1: the new contents (a duplicated key: the last one wins)
-            m = obj.metadata_
-            ns = m.namespace
-            key = f"{ns}/{m.name}" if ns else m.name
+            key = obj._key
+            ns = obj._ns
             new_items[key] = obj
             if ns:
                 bucket = nsidx.get(ns)
@@ -854,11 +853,16 @@ class Store:
                 append(Delta("added", obj, None, is_initial))
                 continue
             kept += 1
-            om, m = old.metadata_, obj.metadata_
-            if om.uid != m.uid:
+            if old is obj:
+                continue
+            if old._rv == obj._rv:
+                # the same version of the same object (an RV names one write): keep the cached
+                # instance, so an unchanged relist creates nothing new and drops the copy
+                new_items[key] = old
+            elif old.uid != obj.uid:
                 append(Delta("deleted", Tombstone(key, old), old))
                 append(Delta("added", obj, None, is_initial))
-            elif om.resource_version != m.resource_version:
+            else:
                 append(Delta("updated", obj, old))
         if kept < len(old_items):  # some old keys vanished
             for key, old in old_items.items():
@@ -870,7 +874,7 @@ class Store:
             for key, obj in new_items.items():
                 self._index_add(index, name, fn, key, obj)
             indices[name] = index
-        uids = {obj.metadata_.uid: key for key, obj in new_items.items()}
+        uids = {obj.uid: key for key, obj in new_items.items()}
         uids.pop("", None)
         self._c = _Contents(new_items, indices, uids)  # the swap
         self._replaces += 1

@@ -32,7 +32,7 @@ from informer.errors import (
     WatchStreamError,
     status_error,
 )
-from informer.objects import KubeObject
+from informer.objects import Known, KubeObject, Trim
 from informer.resource import Resource
 
 __all__ = [
@@ -76,8 +76,12 @@ class _BookmarkMeta(msgspec.Struct, rename="camel"):
     annotations: dict[str, str] | None = None
 
 
-class _Bookmark(msgspec.Struct):
+class _BookmarkObject(msgspec.Struct):
     metadata: _BookmarkMeta = msgspec.field(default_factory=_BookmarkMeta)
+
+
+class _Bookmark(msgspec.Struct):
+    object: _BookmarkObject
 
 
 _list_decoder = msgspec.json.Decoder(_ListBody)
@@ -290,8 +294,14 @@ class Transport:
         continue_: str | None = None,
         label_selector: str | None = None,
         field_selector: str | None = None,
+        known: Known | None = None,
+        trim: Trim | None = None,
     ) -> ListPage:
-        """One LIST request; parameters are sent exactly as given (None = absent)."""
+        """One LIST request; parameters are sent exactly as given (None = absent).
+
+        ``known`` and ``trim``: see ``KubeObject.from_list_item`` (reuse of cached objects,
+        byte-level transform), applied to each item as the page is decoded.
+        """
         query = _query(
             labelSelector=label_selector,
             fieldSelector=field_selector,
@@ -312,9 +322,10 @@ class Transport:
             resp.release()
         try:
             decoded = _list_decoder.decode(body)
+            kind, api_version = resource.kind, resource.api_version
+            item = KubeObject.from_list_item
             items = [
-                KubeObject.from_list_item(raw, resource.kind, resource.api_version)
-                for raw in decoded.items or ()
+                item(raw, kind, api_version, known=known, trim=trim) for raw in decoded.items or ()
             ]
         except (msgspec.DecodeError, UnicodeError) as exc:
             raise MalformedResponse(f"GET {path}: list body is not a list: {exc}") from exc
@@ -502,31 +513,43 @@ def _decode_last_line(line: bytes, offset: int, path: str) -> WatchEvent | None:
 
 
 def _decode_line(line: bytes, offset: int) -> WatchEvent | None:
-    if not line.strip():
-        return None
+    """One watch line, decoded once into the event type and the object the store keeps."""
+    try:
+        kind, obj = KubeObject.from_event_line(line)
+    except (msgspec.DecodeError, UnicodeError) as exc:
+        if not line.strip():
+            return None
+        return _decode_bad_line(line, offset, exc)
+    if kind not in _EVENT_TYPES:
+        if kind == "ERROR":
+            raise status_error(None, obj.raw)
+        raise MalformedWatchLine(offset, f"unknown event type {kind!r}", line)
+    if not obj._rv:
+        raise MalformedWatchLine(offset, "object has no metadata.resourceVersion", line)
+    if kind == "BOOKMARK":
+        try:
+            meta = _bookmark_decoder.decode(line).object.metadata
+        except (msgspec.DecodeError, UnicodeError) as exc:
+            raise MalformedWatchLine(offset, f"bad object: {exc}", line) from exc
+        end = (meta.annotations or {}).get(INITIAL_EVENTS_END) == "true"
+        return WatchEvent("BOOKMARK", obj, end)
+    return WatchEvent(kind, obj)  # type: ignore[arg-type]
+
+
+def _decode_bad_line(line: bytes, offset: int, exc: Exception) -> WatchEvent | None:
+    """A line the one-pass decode refused: classify it (rare, so decoded again step by step)."""
     try:
         env = _envelope_decoder.decode(line)
-    except (msgspec.DecodeError, UnicodeError) as exc:
-        if isinstance(exc, msgspec.ValidationError) and _is_status(line):
+    except (msgspec.DecodeError, UnicodeError) as exc2:
+        if isinstance(exc2, msgspec.ValidationError) and _is_status(line):
             # A Status where an event belongs (an odd server or proxy): classify it.
             raise status_error(None, line) from None
-        raise MalformedWatchLine(offset, str(exc), line) from exc
-    kind = env.type
-    if kind == "ERROR":
+        raise MalformedWatchLine(offset, str(exc2), line) from exc2
+    if env.type == "ERROR":
         raise status_error(None, bytes(env.object))
-    if kind not in _EVENT_TYPES:
-        raise MalformedWatchLine(offset, f"unknown event type {kind!r}", line)
-    try:
-        obj = KubeObject.from_raw(env.object)
-        end = False
-        if kind == "BOOKMARK":
-            meta = _bookmark_decoder.decode(env.object).metadata
-            end = (meta.annotations or {}).get(INITIAL_EVENTS_END) == "true"
-    except (msgspec.DecodeError, UnicodeError) as exc:
-        raise MalformedWatchLine(offset, f"bad object: {exc}", line) from exc
-    if not obj.resource_version:
-        raise MalformedWatchLine(offset, "object has no metadata.resourceVersion", line)
-    return WatchEvent(kind, obj, end)  # type: ignore[arg-type]
+    if env.type not in _EVENT_TYPES:
+        raise MalformedWatchLine(offset, f"unknown event type {env.type!r}", line)
+    raise MalformedWatchLine(offset, f"bad object: {exc}", line) from exc
 
 
 class _Kind(msgspec.Struct):

@@ -12,7 +12,7 @@ import msgspec
 import pytest
 
 import informer
-from informer.objects import KubeObject, ObjectMeta, freeze
+from informer.objects import KubeObject, freeze
 
 POD: dict[str, Any] = {
     "kind": "Pod",
@@ -163,7 +163,6 @@ def test_from_dict_does_not_alias_the_input() -> None:
         b"42",
         b'{"metadata": "x"}',  # metadata not an object
         b'{"metadata": {"name": 5}}',  # name not a string
-        b'{"metadata": {"labels": {"a": 1}}}',  # label value not a string
         b'{"kind": 5}',
     ],
 )
@@ -175,28 +174,48 @@ def test_malformed_json_raises_decode_error(raw: bytes) -> None:
 # ---- metadata without the full decode -----------------------------------------------------
 
 
-def test_metadata_properties_do_not_decode_the_body() -> None:
-    # Built directly with a body that cannot be decoded: metadata access must not touch it.
-    meta = ObjectMeta(name="a", namespace="ns", uid="u", resource_version="9", labels={"k": "v"})
-    o = KubeObject(b"<not json>", meta, "ConfigMap", "v1")
+def no_full_decode(monkeypatch: pytest.MonkeyPatch) -> list[KubeObject]:
+    """Make every full decode fail the test; returns the objects that were decoded."""
+    decoded: list[KubeObject] = []
+
+    def refuse(self: KubeObject) -> dict[str, Any]:
+        decoded.append(self)
+        raise AssertionError(f"{self!r} was fully decoded")
+
+    monkeypatch.setattr(KubeObject, "_decode", refuse)
+    return decoded
+
+
+def test_metadata_properties_do_not_decode_the_body(monkeypatch: pytest.MonkeyPatch) -> None:
+    o = KubeObject.from_list_item(
+        json.dumps({"metadata": POD["metadata"], "spec": POD["spec"]}).encode(), "Pod", "v1"
+    )
+    decoded = no_full_decode(monkeypatch)
+    assert o.name == "web-0"
+    assert o.namespace == "prod"
+    assert o.uid == "0b7c1f2e-1111-2222-3333-444455556666"
+    assert o.resource_version == "12345"
+    assert o.labels["app"] == "web"
+    assert o.key == "prod/web-0"
+    assert (o.kind, o.api_version) == ("Pod", "v1")
+    assert "Pod" in repr(o) and "prod/web-0" in repr(o) and "12345" in repr(o)
+    assert decoded == []
+
+
+def test_labels_are_validated_when_read() -> None:
+    o = KubeObject.from_raw(b'{"metadata": {"name": "a", "labels": {"a": 1}}}')
     assert o.name == "a"
-    assert o.namespace == "ns"
-    assert o.uid == "u"
-    assert o.resource_version == "9"
-    assert o.labels["k"] == "v"
-    assert o.key == "ns/a"
-    assert o.kind == "ConfigMap"
-    assert "ConfigMap" in repr(o) and "ns/a" in repr(o) and "9" in repr(o)
-    with pytest.raises(msgspec.DecodeError):
-        o["data"]
+    with pytest.raises(msgspec.ValidationError):
+        _ = o.labels
 
 
-def test_from_raw_is_lazy() -> None:
+def test_from_raw_is_lazy(monkeypatch: pytest.MonkeyPatch) -> None:
     o = pod()
+    decoded = no_full_decode(monkeypatch)
     _ = (o.name, o.namespace, o.uid, o.resource_version, o.labels, o.key, repr(o))
-    assert o._decoded is None
+    assert decoded == []
+    monkeypatch.undo()
     assert o["status"]["phase"] == "Running"
-    assert o._decoded is not None
 
 
 # ---- key ----------------------------------------------------------------------------------

@@ -1,0 +1,190 @@
+"""The cache's compact object representation returns exactly what a plain JSON decode returns.
+
+Objects come from a JSON object (``from_raw``), a list item lacking kind/apiVersion
+(``from_list_item``) or a watch line (``from_event_line``); each may be trimmed by a byte-level
+``DropFields``. Whatever the path, the mapping, ``to_dict()``, ``raw`` and the metadata attributes
+equal a plain decode of the object (with the list's kind/apiVersion, without the dropped fields).
+"""
+
+from __future__ import annotations
+
+import tracemalloc
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from informer import objects
+from informer.objects import KubeObject, set_decoded_cache_size
+from informer.transforms import DROP_MANAGED_FIELDS, DropFields
+
+text = st.text(max_size=12)
+names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-.", min_size=1, max_size=20)
+scalars = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | text
+json_values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(text, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@st.composite
+def kube_objects(draw: st.DrawFn) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": draw(names), "resourceVersion": str(draw(st.integers(1)))}
+    if draw(st.booleans()):
+        meta["namespace"] = draw(names)
+    if draw(st.booleans()):
+        meta["uid"] = draw(text)
+    if draw(st.booleans()):
+        meta["labels"] = draw(st.dictionaries(text, text, max_size=4))
+    if draw(st.booleans()):
+        meta["managedFields"] = draw(st.lists(json_values, max_size=3))
+    if draw(st.booleans()):
+        meta["annotations"] = draw(st.dictionaries(text, text, max_size=3))
+    obj: dict[str, Any] = {}
+    for key in draw(st.permutations(["kind", "apiVersion", "metadata", "spec", "status"])):
+        if key == "metadata":
+            obj[key] = meta
+        elif key in ("kind", "apiVersion"):
+            value = draw(st.none() | st.sampled_from(["", "ConfigMap", "v1", "x.io/v2"]))
+            if value is not None:
+                obj[key] = value
+        elif draw(st.booleans()):
+            obj[key] = draw(json_values)
+    obj.update(draw(st.dictionaries(st.text(min_size=1, max_size=8), json_values, max_size=3)))
+    obj["metadata"] = meta  # an extra key must not replace it
+    return obj
+
+
+def with_list_head(obj: dict[str, Any], kind: str, api_version: str) -> dict[str, Any]:
+    """What a list item is: the object, with the list's kind/apiVersion where it has none."""
+    return {
+        **obj,
+        "kind": obj.get("kind") or kind,
+        "apiVersion": obj.get("apiVersion") or api_version,
+    }
+
+
+def all_forms(obj: dict[str, Any]) -> list[tuple[KubeObject, dict[str, Any]]]:
+    """(object built each way, the plain decode it must equal)."""
+    raw = msgspec.json.encode(obj)
+    line = msgspec.json.encode({"type": "ADDED", "object": obj})
+    item = msgspec.json.decode(
+        msgspec.json.encode({"items": [obj]}), type=dict[str, list[msgspec.Raw]]
+    )
+    return [
+        (KubeObject.from_raw(raw), obj),
+        (
+            KubeObject.from_list_item(item["items"][0], "Pod", "v1"),
+            with_list_head(obj, "Pod", "v1"),
+        ),
+        (KubeObject.from_event_line(line)[1], obj),
+    ]
+
+
+def check(o: KubeObject, plain: dict[str, Any]) -> None:
+    meta = plain["metadata"]
+    assert o.to_dict() == plain
+    assert o == plain and plain == o
+    assert dict(o) == {k: o[k] for k in plain}
+    assert sorted(o) == sorted(plain)
+    assert msgspec.json.decode(o.raw) == plain
+    assert o.name == meta["name"]
+    assert o.namespace == meta.get("namespace", "")
+    assert o.key == (
+        f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else meta["name"]
+    )
+    assert o.uid == meta.get("uid", "")
+    assert o.resource_version == meta["resourceVersion"]
+    assert dict(o.labels) == meta.get("labels", {})
+    assert (o.kind, o.api_version) == (plain.get("kind", ""), plain.get("apiVersion", ""))
+
+
+@given(kube_objects())
+def test_every_form_decodes_to_the_plain_object(obj: dict[str, Any]) -> None:
+    for o, plain in all_forms(obj):
+        check(o, plain)
+
+
+def without_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
+    meta = {k: v for k, v in obj["metadata"].items() if k != "managedFields"}
+    return {**obj, "metadata": meta}
+
+
+@given(kube_objects())
+def test_drop_managed_fields_on_bytes_equals_dropping_from_the_dict(obj: dict[str, Any]) -> None:
+    expected = without_managed_fields(obj)
+    assert msgspec.json.decode(DROP_MANAGED_FIELDS.apply(msgspec.json.encode(obj))) == expected
+    assert DROP_MANAGED_FIELDS(obj) == expected
+    for o, plain in all_forms(obj):
+        check(o._trimmed(DROP_MANAGED_FIELDS.apply), without_managed_fields(plain))
+        trimmed_item = KubeObject.from_list_item(
+            msgspec.json.encode(obj), "Pod", "v1", trim=DROP_MANAGED_FIELDS.apply
+        )
+        check(trimmed_item, without_managed_fields(with_list_head(obj, "Pod", "v1")))
+
+
+@given(kube_objects(), st.lists(json_values, max_size=3))
+def test_drop_fields_nested_paths(obj: dict[str, Any], status: list[Any]) -> None:
+    obj = {**obj, "status": {"conditions": status, "phase": "x"}}
+    drop = DropFields("status.conditions", "metadata.annotations", "spec")
+    expected = {k: v for k, v in obj.items() if k != "spec"}
+    expected["status"] = {"phase": "x"}
+    expected["metadata"] = {k: v for k, v in obj["metadata"].items() if k != "annotations"}
+    assert msgspec.json.decode(drop.apply(msgspec.json.encode(obj))) == expected
+    assert drop(obj) == expected
+
+
+@pytest.mark.parametrize(
+    "path", ["kind", "apiVersion", "metadata", "metadata.name", "metadata.resourceVersion", "a..b"]
+)
+def test_drop_fields_refuses_identity_paths(path: str) -> None:
+    with pytest.raises(ValueError):
+        DropFields(path)
+
+
+def test_drop_fields_leaves_non_objects_alone() -> None:
+    assert DropFields("spec.x").apply(b'{"spec":[1,2]}') == b'{"spec":[1,2]}'
+    assert DROP_MANAGED_FIELDS.apply(b'{"metadata":{"name":"a"}}') == b'{"metadata":{"name":"a"}}'
+
+
+def test_reading_every_object_keeps_at_most_the_memo_bound() -> None:
+    """Reading objects does not grow the cache: only the last N full decodes are kept."""
+    previous = set_decoded_cache_size(8)
+    try:
+        cms = [
+            KubeObject.from_raw(
+                msgspec.json.encode(
+                    {
+                        "metadata": {"name": f"cm-{i}", "resourceVersion": str(i + 1)},
+                        "data": {f"k{j}": "v" * 20 for j in range(20)},
+                    }
+                )
+            )
+            for i in range(500)
+        ]
+        json_size = sum(len(o.raw) for o in cms)
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        for o in cms:
+            assert o["data"]["k0"] == "v" * 20
+            assert o["metadata"]["name"] == o.name  # a second read hits the memo
+        grown = tracemalloc.get_traced_memory()[0] - before
+        tracemalloc.stop()
+        assert len(objects._memo) <= 8
+        # 8 decodes of ~700 B objects are alive, not 500: far below one JSON copy of the set
+        assert grown < json_size / 10
+    finally:
+        set_decoded_cache_size(previous)
+
+
+def test_memo_size_zero_decodes_on_each_access() -> None:
+    previous = set_decoded_cache_size(0)
+    try:
+        o = KubeObject.from_raw(b'{"metadata":{"name":"a"},"data":{"k":"v"}}')
+        assert o["data"] == {"k": "v"}
+        assert id(o) not in objects._memo
+    finally:
+        set_decoded_cache_size(previous)
