@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
@@ -61,6 +61,9 @@ class WriteRecord:
     uid: str | None
     resource_version: str | None
     deleted: bool
+    # the labels the object has after the write (None for a Status): read-your-own-writes waits
+    # only on informers whose label selector can hold the object
+    labels: Mapping[str, str] | None = field(default=None, compare=False)
 
 
 WriteObserver = Callable[[WriteRecord], None]
@@ -148,6 +151,7 @@ class Client:
             uid=uid,
             resource_version=result.resource_version or None,
             deleted=verb == "delete" and _is_gone(result),
+            labels=None if status else result.labels,
         )
         for callback in list(self._observers):
             try:

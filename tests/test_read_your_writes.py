@@ -155,6 +155,30 @@ async def test_a_controller_never_creates_a_child_twice_while_its_cache_lags(
         assert stats.freshness_wait.count >= 3
 
 
+async def test_only_informers_that_can_hold_the_write_are_waited_for(
+    api_server_factory: Any,
+) -> None:
+    """Parents and children are ConfigMaps told apart by a label selector: the parents' informer
+    never sees a child's event (its cache version moves on bookmarks only), so waiting for it
+    would stall every reconcile until the freshness bound."""
+    server = await api_server_factory(bookmark_interval=3600.0)  # no bookmark moves it on
+    async with setup(server) as s:
+        ctl = Controller(
+            one_child_per_parent(s),
+            for_=s.parents,
+            owns=[s.children],
+            client=s.client,
+            freshness_timeout=60.0,
+        )
+        async with ctl:
+            s.server.create(CONFIGMAPS, parent("p"))
+            await wait_until(lambda: len(s.children_of(Request("p", "default"))) == 1)
+            # the child's own event queues its owner: reconciled without waiting for the parents
+            await wait_until(lambda: ctl.statistics().succeeded == 2)
+            stats = ctl.statistics()
+        assert (stats.stale_skips, stats.writes_tracked, s.creates()) == (0, 1, 1)
+
+
 async def test_without_read_your_writes_the_same_controller_creates_twice(
     api_server: ApiServer,
 ) -> None:
