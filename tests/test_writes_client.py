@@ -199,7 +199,13 @@ async def test_observers_see_every_successful_write(api_server: ApiServer, clien
         await client.create(CONFIGMAPS, cm("a"))
     await client.create(CONFIGMAPS, cm("dry"), dry_run=True)
     await client.delete(CONFIGMAPS, "a", "default")
-    pod = await client.create(PODS, {"metadata": {"name": "p", "namespace": "default"}})
+    pod = await client.create(
+        PODS,
+        {
+            "metadata": {"name": "p", "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+        },
+    )
     gone_pod = await client.delete(PODS, "p", "default")
     assert [(r.verb, r.name, r.namespace, r.deleted) for r in seen] == [
         ("create", "a", "default", False),

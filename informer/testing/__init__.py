@@ -51,6 +51,18 @@ with short names, categories and verbs (aggregated too), ``/openapi/v2|v3``, a c
 ``/version``, ``Table`` answers for kubectl; CustomResourceDefinitions created over HTTP are
 served (``_crd``); built-ins: see ``_catalog.BUILTIN_SPECS``.
 
+Writes over HTTP are those of a real apiserver (the Python API above stores what it is given,
+like a write straight to etcd): ``dryRun=All`` answers without storing (no revision, no event),
+other values 422; patches are JSON patch, merge patch, strategic merge patch (built-in types, with
+their patch merge keys and ``$patch``/``$setElementOrder``/``$retainKeys``/
+``$deleteFromPrimitiveList``; 415 for custom resources) and server-side apply
+(``application/apply-patch+yaml``, YAML or JSON; ``fieldManager`` required; 409 on fields another
+manager owns with another value unless ``force=true``); every write records ``managedFields``
+(``fieldManager``, else the User-Agent's product); names, kind/apiVersion, required Pod and
+workload fields, labels and data keys are validated; unknown fields of known types are dropped,
+refused with ``fieldValidation=Strict`` or reported in ``Warning`` headers with ``Warn``; bodies
+are JSON, YAML, or protobuf for the types kubectl's typed ``create`` sends (others 415).
+
 LIST, per the resourceVersion x resourceVersionMatch x limit table: RV unset is a consistent read
 at the current revision, paginated; Exact N (or RV=N with a limit and no match) is served from
 history, 410 "The resourceVersion for the provided list is too old." when compacted, 500

@@ -1,31 +1,73 @@
-"""Content negotiation: how bodies are encoded and answered (JSON; indented for humans' tools)."""
+"""Content negotiation: how bodies are decoded and answered.
+
+Requests: JSON, YAML (``application/yaml``; apply patches are YAML or JSON), or protobuf for the
+types ``_protobuf`` decodes (kubectl's typed commands send it); other types are 415 with a
+Status listing the accepted ones. Responses: JSON, indented for humans' tools; ``Warning``
+headers as ``299 - "text"``.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, Final
 
 import msgspec
 from aiohttp import web
+from multidict import CIMultiDict
 
 from informer.testing import _status as st
+from informer.testing._protobuf import PROTOBUF, decode_protobuf
 from informer.testing._status import StatusError
 
-__all__ = ["decode", "decode_body", "encode", "error_response", "respond"]
+__all__ = [
+    "APPLY_PATCH",
+    "JSON_PATCH",
+    "MERGE_PATCH",
+    "OBJECT_TYPES",
+    "PATCH_TYPES",
+    "STRATEGIC_PATCH",
+    "decode",
+    "decode_body",
+    "encode",
+    "error_response",
+    "respond",
+]
 
 encode = msgspec.json.Encoder().encode
 decode = msgspec.json.decode
 _decode = decode
 _PRETTY_AGENTS = ("curl", "Wget", "Mozilla")
 
+JSON: Final = "application/json"
+YAML: Final = "application/yaml"
+JSON_PATCH: Final = "application/json-patch+json"
+MERGE_PATCH: Final = "application/merge-patch+json"
+STRATEGIC_PATCH: Final = "application/strategic-merge-patch+json"
+APPLY_PATCH: Final = "application/apply-patch+yaml"
+OBJECT_TYPES: Final = (JSON, YAML, PROTOBUF)
+"""What create and update accept."""
+PATCH_TYPES: Final = (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
+"""What patch accepts."""
+
 
 def respond(
-    request: web.Request, body: bytes, status: int = 200, headers: dict[str, str] | None = None
+    request: web.Request,
+    body: bytes,
+    status: int = 200,
+    headers: dict[str, str] | None = None,
+    warnings: Iterable[str] = (),
 ) -> web.Response:
     """A JSON response; indented for curl, wget and browsers, as the real server does."""
     agent = request.headers.get("User-Agent", "")
     if agent.startswith(_PRETTY_AGENTS):
         body = msgspec.json.format(body, indent=2) + b"\n"
-    return web.Response(body=body, status=status, headers=headers, content_type="application/json")
+    all_headers: CIMultiDict[str] = CIMultiDict(headers or {})
+    for text in warnings:
+        escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+        all_headers.add("Warning", f'299 - "{escaped}"')
+    return web.Response(
+        body=body, status=status, headers=all_headers, content_type="application/json"
+    )
 
 
 def error_response(request: web.Request, error: StatusError) -> web.Response:
@@ -33,10 +75,48 @@ def error_response(request: web.Request, error: StatusError) -> web.Response:
     return respond(request, encode(error.status), error.code, error.headers)
 
 
-async def decode_body(request: web.Request) -> Any:
-    """The JSON request body (None when empty); 400 when it is not JSON."""
+async def decode_body(request: web.Request, accepted: tuple[str, ...] = OBJECT_TYPES) -> Any:
+    """The request body (None when empty) in one of the ``accepted`` content types.
+
+    415 for any other content type; 400 when the body is not what its type says.
+    """
+    ctype = request.content_type
+    if request.headers.get("Content-Type") is None and JSON in accepted:
+        ctype = JSON  # aiohttp reports application/octet-stream for a missing header
+    if ctype not in accepted:
+        raise st.unsupported_media_type(ctype, list(accepted))
     raw = await request.read()
+    if not raw:
+        return None
+    if ctype == PROTOBUF:
+        return decode_protobuf(raw)
+    if ctype in (YAML, APPLY_PATCH):
+        return _yaml(raw)
     try:
-        return _decode(raw) if raw else None
+        return _decode(raw)
     except msgspec.DecodeError as error:
         raise st.bad_request(f"the request body is not valid JSON: {error}") from None
+
+
+_loader: Any = None
+
+
+def _yaml(raw: bytes) -> Any:
+    """YAML (JSON is YAML) as sigs.k8s.io/yaml reads it: timestamps stay strings."""
+    global _loader
+    import yaml  # PyYAML comes with kubernetes_asyncio
+
+    if _loader is None:
+
+        class Loader(yaml.SafeLoader):
+            pass
+
+        Loader.yaml_implicit_resolvers = {
+            first: [(tag, regexp) for tag, regexp in resolvers if not tag.endswith(":timestamp")]
+            for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+        }
+        _loader = Loader
+    try:
+        return yaml.load(raw, Loader=_loader)
+    except yaml.YAMLError as error:
+        raise st.bad_request(f"error converting YAML to JSON: {error}") from None

@@ -8,14 +8,13 @@ from typing import Any, NamedTuple
 from aiohttp import web
 
 from informer.testing import _status as st
-from informer.testing._content import decode, decode_body, encode, error_response, respond
+from informer.testing._content import decode, encode, error_response, respond
 from informer.testing._discovery import non_resource
 from informer.testing._fault_injection import fault_response, replaces_response
 from informer.testing._history import History
-from informer.testing._lifecycle import DeleteOptions
+from informer.testing._http_writes import WriteHandler
 from informer.testing._list import ListServer
 from informer.testing._list_options import TRUE
-from informer.testing._patch import json_patch
 from informer.testing._registry import Registry
 from informer.testing._signals import Signal
 from informer.testing._status import StatusError
@@ -28,7 +27,6 @@ __all__ = ["HttpApi", "Route"]
 
 Json = dict[str, Any]
 
-_MERGE_PATCH_TYPES = ("application/merge-patch+json", "application/strategic-merge-patch+json")
 _VERBS_BY_METHOD = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
 
 
@@ -63,6 +61,7 @@ class HttpApi:
         self.faults = faults
         self.requests = requests
         self.activity = activity
+        self.writes = WriteHandler(registry)
 
     def route(self, request: web.Request) -> Route:
         """The verb, resource, namespace and name of a request's path."""
@@ -165,26 +164,22 @@ class HttpApi:
             assert name is not None
             body = await self.lists.serve_get(kind, namespace, name, query)
             return respond(request, self._table(kind, body, query) if table else body)
+        writes = self.writes
         if verb == "create":
             if name is not None:
                 raise st.method_not_allowed()
             if resource.namespaced and namespace is None:
                 raise st.no_such_path()
-            body = await decode_body(request)
-            if not isinstance(body, dict):
-                raise st.bad_request("the request body must be a JSON object")
-            return respond(request, encode(self.registry.create(resource, body, namespace)), 201)
+            return await writes.create(request, kind, namespace)
         if name is None:
             raise st.method_not_allowed()
         sub = route.subresource
         if verb == "update":
-            return respond(request, encode(await self._update(request, kind, namespace, name, sub)))
+            return await writes.update(request, kind, namespace, name, sub)
         if verb == "patch":
-            return respond(request, encode(await self._patch(request, kind, namespace, name, sub)))
+            return await writes.patch(request, kind, namespace, name, sub)
         if verb == "delete":
-            return respond(
-                request, encode(await self._delete(request, kind, namespace, name, query))
-            )
+            return await writes.delete(request, kind, namespace, name, query)
         raise st.method_not_allowed()
 
     def _table(self, kind: Kind, body: bytes, query: dict[str, str]) -> bytes:
@@ -198,47 +193,3 @@ class HttpApi:
             list_meta = {"resourceVersion": decoded["metadata"].get("resourceVersion", "")}
         spec = self.registry.strategy(kind.resource).spec
         return encode(table(spec, items, list_meta, query.get("includeObject", "Metadata")))
-
-    async def _update(
-        self, request: web.Request, kind: Kind, namespace: str | None, name: str, sub: str
-    ) -> Json:
-        body = await decode_body(request)
-        if not isinstance(body, dict):
-            raise st.bad_request("the request body must be a JSON object")
-        meta = body.get("metadata") or {}
-        if meta.get("name") and meta["name"] != name:
-            raise st.bad_request("the name of the object does not match the name on the URL")
-        return self.registry.update(kind.resource, body, name, namespace, subresource=sub)
-
-    async def _patch(
-        self, request: web.Request, kind: Kind, namespace: str | None, name: str, sub: str
-    ) -> Json:
-        body = await decode_body(request)
-        ctype = request.content_type
-        resource = kind.resource
-        if ctype == "application/json-patch+json":
-            if not isinstance(body, list):
-                raise st.bad_request("a JSON patch must be a list of operations")
-            ops = body
-            return self.registry.patch(
-                resource, name, namespace, lambda cur: json_patch(cur, ops), None, subresource=sub
-            )
-        if ctype in _MERGE_PATCH_TYPES:
-            if not isinstance(body, dict):
-                raise st.bad_request("a merge patch must be a JSON object")
-            return self.registry.merge_patch(resource, name, body, namespace, subresource=sub)
-        raise st.unsupported_media_type()
-
-    async def _delete(
-        self,
-        request: web.Request,
-        kind: Kind,
-        namespace: str | None,
-        name: str,
-        query: dict[str, str],
-    ) -> Json:
-        options = DeleteOptions.parse(query, await decode_body(request))
-        deleted = self.registry.delete(kind.resource, name, namespace, options=options)
-        if deleted["metadata"].get("deletionTimestamp"):
-            return deleted  # held by finalizers or a grace period: the object, as the real store
-        return self.registry.strategy(kind.resource).delete_response(deleted)

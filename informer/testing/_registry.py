@@ -32,8 +32,11 @@ from informer.testing._lifecycle import (
     prepare_namespace,
     update_rules,
 )
+from informer.testing._managed_fields import track_update
 from informer.testing._patch import merge_patch
 from informer.testing._store import Change, Kind, StoredObject
+from informer.testing._validation import check_type, validate_object
+from informer.testing._write_options import WriteOptions
 
 __all__ = ["BUILTINS", "Registry", "Strategy"]
 
@@ -52,8 +55,14 @@ _SERVER_OWNED: Final = (
     "selfLink",
     "deletionTimestamp",
     "deletionGracePeriodSeconds",
+    "managedFields",
 )
+_LOADED_SERVER_OWNED: Final = tuple(k for k in _SERVER_OWNED if k != "managedFields")
+"""What ``bulk_load`` sets itself (it stores given managedFields as they are)."""
 _TYPE_AND_META: Final = ("kind", "apiVersion", "metadata")
+
+_DIRECT = WriteOptions()
+"""Writes through the Python API: persisted, no field manager, no validation."""
 
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.decode
@@ -333,11 +342,14 @@ class Registry:
         url_namespace: str | None = None,
         *,
         setup: bool = False,
+        options: WriteOptions = _DIRECT,
     ) -> Json:
         """Create ``obj`` (namespace from the URL, its metadata, or "default"); 409 if it exists.
 
         ``setup`` (the Python API): a missing namespace is created and ``status`` is stored as
-        given; over HTTP a missing namespace is 404 and status is the server's.
+        given; over HTTP a missing namespace is 404 and status is the server's. With
+        ``options.dry_run`` the answer is what would be stored (uid, creationTimestamp, no
+        resourceVersion) and nothing is: no revision, no event.
         """
         strategy = self.strategy(resource)
         obj = copy(obj)
@@ -361,6 +373,9 @@ class Registry:
                 "",
                 [st.required("metadata.name", "name or generateName is required")],
             )
+        if options.validate:
+            check_type(resource, obj)
+            obj = validate_object(resource, {**obj, "metadata": {**meta, "name": name}}, options)
         self._admit_namespace(resource, namespace, name, setup)
         key = self.key(resource, namespace, name)
         if key in self.store.objects[resource]:
@@ -368,6 +383,10 @@ class Registry:
         data = strategy.build(obj, name, namespace, None, keep_status=setup)
         if resource == CRDS:
             self._prepare_crd(data, None)
+        self._stamp_managers(resource, data, None, obj, options)
+        if options.dry_run:
+            del data["metadata"]["resourceVersion"]
+            return data
         change = self._commit(resource, key, data)
         if not setup:
             self.controllers.collect_orphan(resource, key)
@@ -384,11 +403,14 @@ class Registry:
         *,
         subresource: str = "",
         setup: bool = False,
+        options: WriteOptions = _DIRECT,
     ) -> Json:
         """Replace the object; a stale ``metadata.resourceVersion`` (or precondition) is 409.
 
         ``subresource="status"`` writes only the status. An update that removes the last
-        finalizer of an object being deleted deletes it (one DELETED event).
+        finalizer of an object being deleted deletes it (one DELETED event). With
+        ``options.dry_run`` the answer is what would be stored, at the current resourceVersion,
+        and nothing is.
         """
         strategy = self.strategy(resource)
         obj = copy(obj)
@@ -397,6 +419,9 @@ class Registry:
         current = self.store.objects[resource].get(key)
         if current is None:
             raise st.not_found(resource, name)
+        if options.validate:
+            check_type(resource, obj)
+            obj = validate_object(resource, obj, options)
         wanted = precondition_rv or (obj.get("metadata") or {}).get("resourceVersion")
         if wanted:
             self._check_rv_precondition(resource, name, wanted, current)
@@ -406,6 +431,9 @@ class Registry:
         if resource == CRDS:
             self._prepare_crd(data, current)
         data["metadata"]["resourceVersion"] = current.data["metadata"]["resourceVersion"]
+        self._stamp_managers(resource, data, current.data, obj, options)
+        if options.dry_run:
+            return data
         if update_rules(resource, data, current.data):
             self._commit(resource, key, None)
             return data
@@ -416,6 +444,40 @@ class Registry:
         change = self._commit(resource, key, data)
         assert change.obj is not None
         return dict(_decode(change.obj.typed))
+
+    @staticmethod
+    def _stamp_managers(
+        resource: Resource, data: Json, previous: Json | None, given: Json, options: WriteOptions
+    ) -> None:
+        """Set ``managedFields``: as server-side apply computed them, as a write by
+        ``options.field_manager`` changes them, or (Python API writes, like writes straight to
+        etcd) as given, else as they were."""
+        meta = data["metadata"]
+        given_entries = (given.get("metadata") or {}).get("managedFields")
+        if options.apply:
+            entries = given_entries
+        elif options.field_manager:
+            entries = track_update(
+                previous,
+                data,
+                options.field_manager,
+                resource.api_version,
+                resource.group,
+                resource.plural,
+                now(),
+            )
+        elif given_entries is not None:  # the Python API stores what it is given
+            entries = given_entries
+        else:
+            entries = ((previous or {}).get("metadata") or {}).get("managedFields")
+        if entries:
+            meta["managedFields"] = entries
+
+    def current(self, resource: Resource, namespace: str | None, name: str) -> StoredObject | None:
+        """The stored object (``namespace`` already defaulted), or None."""
+        return self.store.objects[self.strategy(resource).resource].get(
+            self.key(resource, namespace, name)
+        )
 
     def _check_rv_precondition(
         self, resource: Resource, name: str, wanted: str, current: StoredObject
@@ -437,6 +499,7 @@ class Registry:
         *,
         subresource: str = "",
         setup: bool = False,
+        options: WriteOptions = _DIRECT,
     ) -> Json:
         """Apply a JSON merge patch; a ``metadata.resourceVersion`` in it is a precondition."""
         return self.patch(
@@ -449,6 +512,7 @@ class Registry:
             else None,
             subresource=subresource,
             setup=setup,
+            options=options,
         )
 
     def patch(
@@ -461,6 +525,7 @@ class Registry:
         *,
         subresource: str = "",
         setup: bool = False,
+        options: WriteOptions = _DIRECT,
     ) -> Json:
         """Update the object to ``apply(current)`` (a patch of any format)."""
         self.strategy(resource)
@@ -477,7 +542,15 @@ class Registry:
         if not isinstance(meta, dict):
             raise st.bad_request("metadata must be an object")
         meta.pop("resourceVersion", None)
-        return self.update(resource, patched, name, namespace, subresource=subresource, setup=setup)
+        return self.update(
+            resource,
+            patched,
+            name,
+            namespace,
+            subresource=subresource,
+            setup=setup,
+            options=options,
+        )
 
     def edit(self, resource: Resource, key: str, mutate: Callable[[Json], None]) -> None:
         """A controller's write: ``mutate`` a copy of the current object and update it (the
@@ -508,10 +581,12 @@ class Registry:
         uid: str | None = None,
         propagation: str | None = None,
         options: DeleteOptions | None = None,
+        write: WriteOptions = _DIRECT,
     ) -> Json:
         """Delete: the object as last stored (stamped with the deletion revision) when it is
         removed now, or the object being deleted (``deletionTimestamp``) when finalizers or a
-        grace period hold it; see ``_lifecycle``."""
+        grace period hold it; see ``_lifecycle``. With ``write.dry_run`` nothing changes and the
+        answer is the object as it would be."""
         strategy = self.strategy(resource)
         options = options or DeleteOptions(
             propagation=propagation,  # type: ignore[arg-type]
@@ -540,6 +615,8 @@ class Registry:
                 f"ResourceVersion in object meta: {meta.get('resourceVersion')}",
             )
         staying = deletion_state(strategy.spec, copy(current.data), options)
+        if write.dry_run:
+            return staying if staying is not None else dict(_decode(current.typed))
         if staying is not None:
             if staying == current.data:
                 return dict(_decode(current.typed))
@@ -612,7 +689,7 @@ class Registry:
                     meta["generation"] = 1
                 meta["creationTimestamp"] = created
                 for k, v in given.items():
-                    if k not in meta and k not in _SERVER_OWNED:
+                    if k not in meta and k not in _LOADED_SERVER_OWNED:
                         meta[k] = v
                 data: Json = {"kind": kind_name, "apiVersion": api_version, "metadata": meta}
                 for k, v in obj.items():

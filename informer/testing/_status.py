@@ -151,6 +151,11 @@ def invalid_list_options(errs: list[tuple[str, str, str]]) -> Invalid:
     return _invalid("meta.k8s.io", "ListOptions", "", errs)
 
 
+def invalid_options(kind: str, errs: list[tuple[str, str, str]]) -> Invalid:
+    """422 for write options: ``CreateOptions.meta.k8s.io "" is invalid: ...``."""
+    return _invalid("meta.k8s.io", kind, "", errs)
+
+
 def _invalid(group: str, kind: str, name: str, errs: list[tuple[str, str, str]]) -> Invalid:
     messages: list[str] = []
     for _, field, body in errs:
@@ -260,14 +265,14 @@ def method_not_allowed() -> StatusError:
     )
 
 
-def unsupported_media_type() -> StatusError:
+def unsupported_media_type(content_type: str, accepted: list[str]) -> StatusError:
+    """415: a body in a format the endpoint does not decode (clients fall back to JSON)."""
     return StatusError(
         status(
             415,
             "UnsupportedMediaType",
-            "the body of the request was in an unknown format - accepted media types include: "
-            "application/json-patch+json, application/merge-patch+json, "
-            "application/strategic-merge-patch+json",
+            f"the body of the request was in an unknown format - accepted media types include: "
+            f"{', '.join(accepted)}",
             {},
         )
     )

@@ -91,9 +91,10 @@ async def test_http_update_patch_delete(api_server: ApiServer, client: Client) -
     )
     assert json_patch.body["data"] == {"m": "1"}
     unsupported = await client.request(
-        api_server, "PATCH", CM_PATH + "/a", {}, content_type="application/apply-patch+yaml"
+        api_server, "PATCH", CM_PATH + "/a", {}, content_type="application/xml"
     )
     assert unsupported.status == 415
+    assert unsupported.body["reason"] == "UnsupportedMediaType"
     precondition = await client.request(
         api_server, "DELETE", CM_PATH + "/a", {"preconditions": {"resourceVersion": "1"}}
     )
@@ -114,7 +115,10 @@ async def test_http_delete_of_pods_and_namespaces_returns_the_object(
     api_server: ApiServer, client: Client
 ) -> None:
     await client.request(api_server, "POST", "/api/v1/namespaces", {"metadata": {"name": "t"}})
-    pod = {"metadata": {"name": "p", "namespace": "t"}, "spec": {"containers": []}}
+    pod = {
+        "metadata": {"name": "p", "namespace": "t"},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+    }
     await client.request(api_server, "POST", "/api/v1/namespaces/t/pods", pod)
     deleted = await client.request(api_server, "DELETE", "/api/v1/namespaces/t/pods/p")
     assert deleted.body["kind"] == "Pod" and deleted.body["metadata"]["name"] == "p"
