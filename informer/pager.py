@@ -7,14 +7,30 @@ carrying the first page's RV so the caller can restart at "not older than" it.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
-from informer.errors import ApiError, ResourceExpired
+from informer.errors import (
+    ApiError,
+    ResourceExpired,
+    TooLargeResourceVersion,
+    TooManyRequests,
+    TransportError,
+)
 from informer.objects import Known, KubeObject, Trim
 from informer.resource import Resource
-from informer.transport import Transport
+from informer.transport import ListPage, Transport
 
-__all__ = ["ContinueExpired", "ListResult", "ResourceVersionMismatch", "list_all", "list_exact"]
+__all__ = [
+    "ContinueExpired",
+    "ListResult",
+    "PageRetry",
+    "ResourceVersionMismatch",
+    "list_all",
+    "list_exact",
+    "retryable_page_error",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +65,22 @@ class ResourceVersionMismatch(ApiError):
         self.got = got
 
 
+PageRetry = Callable[[Exception, int], Awaitable[bool]]
+"""Asked when a page failed transiently (429, a 5xx that is not "too large RV", a cut
+connection) with the error and how many times this page failed so far; it waits (e.g. for the
+429's Retry-After) and returns True to request the same page again, or False to give up."""
+
+
+def retryable_page_error(exc: Exception) -> bool:
+    """True when re-sending the same page request is safe and may succeed: a LIST is a read, and a
+    continue token stays valid until its RV is compacted (which answers 410, never retried)."""
+    if isinstance(exc, TooManyRequests | TransportError):
+        return True
+    if isinstance(exc, TooLargeResourceVersion | ResourceExpired):
+        return False  # the caller's fallbacks decide (consistent read, restart)
+    return isinstance(exc, ApiError) and 500 <= exc.code <= 599
+
+
 async def list_all(
     transport: Transport,
     resource: Resource,
@@ -61,36 +93,52 @@ async def list_all(
     limit: int | None = 500,
     known: Known | None = None,
     trim: Trim | None = None,
+    retry_page: PageRetry | None = None,
 ) -> ListResult:
     """Every page of one list, as the request's first page decides (``known``, ``trim``: see
-    ``KubeObject.from_list_item``)."""
-    page = await transport.list_page(
-        resource,
-        namespace=namespace,
-        resource_version=resource_version,
-        resource_version_match=resource_version_match,
-        limit=limit,
-        label_selector=label_selector,
-        field_selector=field_selector,
-        known=known,
-        trim=trim,
-    )
+    ``KubeObject.from_list_item``).
+
+    A page that fails transiently is requested again, with the same continue token, as long as
+    ``retry_page`` says so (client-go's request retries do this for 429 with Retry-After):
+    restarting the list from its first page instead would, on a server throttling a share of
+    its requests, never get to the end of a long list.
+    """
+
+    async def page_at(
+        rv: str | None = None, rvm: str | None = None, token: str | None = None
+    ) -> ListPage:
+        failures = 0
+        while True:
+            try:
+                return await transport.list_page(
+                    resource,
+                    namespace=namespace,
+                    limit=limit,
+                    label_selector=label_selector,
+                    field_selector=field_selector,
+                    resource_version=rv,
+                    resource_version_match=rvm,
+                    continue_=token,
+                    known=known,
+                    trim=trim,
+                )
+            except Exception as exc:
+                failures += 1
+                if (
+                    retry_page is None
+                    or not retryable_page_error(exc)
+                    or not await retry_page(exc, failures)
+                ):
+                    raise
+
+    page = await page_at(resource_version, resource_version_match)
     items = page.items
     list_rv = page.resource_version
     pages = 1
     token = page.continue_
     while token:
         try:
-            page = await transport.list_page(
-                resource,
-                namespace=namespace,
-                limit=limit,
-                continue_=token,
-                label_selector=label_selector,
-                field_selector=field_selector,
-                known=known,
-                trim=trim,
-            )
+            page = await page_at(token=token)
         except ResourceExpired as exc:
             raise ContinueExpired(exc, list_rv) from exc
         items.extend(page.items)
@@ -115,23 +163,17 @@ async def list_exact(
     limit is set; a mismatch is retried with a limit (Exact on those servers), and a second
     mismatch raises ``ResourceVersionMismatch``.
     """
-
-    async def exact(limit: int | None) -> ListResult:
-        return await list_all(
-            transport,
-            resource,
-            namespace=namespace,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            resource_version=resource_version,
-            resource_version_match="Exact",
-            limit=limit,
-        )
-
-    result = await exact(None)
+    common: dict[str, Any] = {
+        "namespace": namespace,
+        "label_selector": label_selector,
+        "field_selector": field_selector,
+        "resource_version": resource_version,
+        "resource_version_match": "Exact",
+    }
+    result = await list_all(transport, resource, limit=None, **common)
     if result.resource_version == resource_version:
         return result
-    result = await exact(limit)
+    result = await list_all(transport, resource, limit=limit, **common)
     if result.resource_version != resource_version:
         raise ResourceVersionMismatch(resource_version, result.resource_version)
     return result

@@ -68,6 +68,7 @@ class ReflectorOptions:
     backoff: BackoffPolicy = field(default_factory=BackoffPolicy)
     stale_list_retries: int = 3
     too_large_retries: int = 3
+    page_retries: int = 5
     stream_idle_limit: float = 10.0
     stream_initial_limit: float = 120.0
     quick_watch_end: float = 1.0
@@ -100,10 +101,12 @@ class ReflectorOptions:
 @dataclass(frozen=True, slots=True)
 class ReflectorStats:
     """Counters of one reflector (and its store). ``lists`` counts lists applied (paginated or
-    streamed), ``list_pages`` the pages fetched, ``stale_lists`` lists refused as older."""
+    streamed), ``list_pages`` the pages fetched, ``page_retries`` pages requested again after a transient
+    failure (429, 5xx, cut connection), ``stale_lists`` lists refused as older."""
 
     lists: int
     list_pages: int
+    page_retries: int
     relists: int
     stream_lists: int
     watches: int
@@ -145,6 +148,7 @@ class _ServerWentBackwards(Exception):
 class _Counters:
     lists: int = 0
     list_pages: int = 0
+    page_retries: int = 0
     relists: int = 0
     stream_lists: int = 0
     watches: int = 0
@@ -227,6 +231,7 @@ class Reflector:
         return ReflectorStats(
             lists=c.lists,
             list_pages=c.list_pages,
+            page_retries=c.page_retries,
             relists=c.relists,
             stream_lists=c.stream_lists,
             watches=c.watches,
@@ -380,6 +385,7 @@ class Reflector:
                     limit=limit,
                     known=self._known if len(self.store) else None,
                     trim=self._trim(),
+                    retry_page=self._retry_page,
                 )
             except ContinueExpired as exc:
                 self._counters.expired += 1
@@ -434,6 +440,19 @@ class Reflector:
             self._force_consistent = False
             self._backwards_counted = False
             return
+
+    async def _retry_page(self, exc: Exception, failures: int) -> bool:
+        """A page failed transiently (429, 5xx, cut connection): wait (at least the server's
+        Retry-After) and request the same page again, up to ``page_retries`` times a page; then
+        the error goes to the loop's usual handling (back off, list again from the first page)."""
+        if failures > self.options.page_retries:
+            return False
+        self._counters.page_retries += 1
+        retry_after = exc.retry_after if isinstance(exc, TooManyRequests) else None
+        delay = await self._backoff.sleep(retry_after)
+        error = f"{exc.code} {exc.reason}" if isinstance(exc, ApiError) else str(exc)
+        self.log.info("reflector.page_retry", error=error, failures=failures, delay=round(delay, 3))
+        return True
 
     def _is_older(self, rv: str, than: str) -> bool:
         if not than or not is_comparable(rv) or not is_comparable(than):
