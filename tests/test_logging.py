@@ -31,7 +31,7 @@ SCRIPT = textwrap.dedent(
 
     async def scenario():
         async with ApiServer() as server:
-            server.faults.add(Fault(verb="list", status=500))  # reflector.api_error: a warning
+            server.faults.add(Fault(verb="list", status=403))  # reflector.api_error: a warning
             api = server.api_client()
             options = ReflectorOptions(list_strategy="list")
             try:
