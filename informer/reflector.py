@@ -101,8 +101,8 @@ class ReflectorOptions:
 @dataclass(frozen=True, slots=True)
 class ReflectorStats:
     """Counters of one reflector (and its store). ``lists`` counts lists applied (paginated or
-    streamed), ``list_pages`` the pages fetched, ``page_retries`` pages requested again after a transient
-    failure (429, 5xx, cut connection), ``stale_lists`` lists refused as older."""
+    streamed), ``list_pages`` the pages fetched, ``page_retries`` pages requested again after a
+    transient failure (429, 5xx, cut connection), ``stale_lists`` lists refused as older."""
 
     lists: int
     list_pages: int
