@@ -1,12 +1,21 @@
-"""``informer serve``: run the embedded test API server until interrupted."""
+"""``informer serve``: run the embedded test API server until interrupted.
+
+``--resources FILE`` serves the CustomResourceDefinitions in FILE, ``--seed FILE`` creates the
+objects in FILE (YAML documents or JSON, lists and ``kind: List`` expanded), ``--faults FILE``
+installs fault rules (a YAML/JSON list of mappings of ``informer.testing.Fault`` fields, e.g.
+``- {verb: watch, resource: configmaps, status: 410}``); each may be given more than once.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import contextlib
+import sys
 from typing import Any
 
+from informer.testing._manifests import ManifestError, load_faults, load_manifests
+from informer.testing._status import StatusError
 from informer.testing.server import PERSONALITIES, ApiServer
 
 
@@ -35,14 +44,54 @@ def register(commands: Any) -> None:
         metavar="PATH",
         help="also write a kubeconfig for the server there",
     )
+    serve.add_argument(
+        "--resources",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="serve the CustomResourceDefinitions in FILE (YAML or JSON)",
+    )
+    serve.add_argument(
+        "--seed",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="create the objects in FILE at start (YAML or JSON manifests)",
+    )
+    serve.add_argument(
+        "--faults",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="install the fault rules in FILE (a YAML/JSON list of Fault fields)",
+    )
     serve.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Serve until interrupted; returns the exit status."""
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(args))
+    """Serve until interrupted; returns the exit status (2 for a file it cannot use)."""
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(_serve(args))
+    except (ManifestError, ValueError, StatusError) as error:
+        print(f"informer serve: {error}", file=sys.stderr)
+        return 2
     return 0
+
+
+def _prepare(server: ApiServer, args: argparse.Namespace) -> None:
+    """Load ``--resources``, ``--seed`` and ``--faults`` into ``server`` (before it serves)."""
+    for path in args.resources:
+        crds = load_manifests(path)
+        other = [o["kind"] for o in crds if o.get("kind") != "CustomResourceDefinition"]
+        if other:
+            raise ManifestError(f"{path}: not CustomResourceDefinitions: {sorted(set(other))}")
+        server.seed(crds)
+    for path in args.seed:
+        server.seed(load_manifests(path))
+    for path in args.faults:
+        for fault in load_faults(path):
+            server.faults.add(fault)
 
 
 async def _serve(args: argparse.Namespace) -> None:
@@ -56,6 +105,7 @@ async def _serve(args: argparse.Namespace) -> None:
         bookmark_interval=args.bookmark_interval,
         stale_lag=args.stale_lag,
     )
+    _prepare(server, args)
     async with server:
         if args.kubeconfig:
             server.write_kubeconfig(args.kubeconfig)

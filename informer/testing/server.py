@@ -289,6 +289,23 @@ class ApiServer:
         """Current objects of ``resource`` (in one namespace if given), in key order."""
         return self.registry.list_objects(resource, namespace)
 
+    def seed(self, objects: Iterable[Json]) -> list[Json]:
+        """Create manifests (``apiVersion`` and ``kind`` name the resource), as test setup:
+        CustomResourceDefinitions first (their resources are then served), then namespaces,
+        then the rest in order. Returns the created objects; ``ValueError`` for a kind that is
+        not served."""
+        pending = list(objects)
+        rank = {"CustomResourceDefinition": 0, "Namespace": 1}
+        pending.sort(key=lambda o: rank.get(str(o.get("kind")), 2))
+        created = []
+        for obj in pending:
+            api_version, kind = str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
+            resource = self.registry.resource_of(api_version, kind)
+            if resource is None:
+                raise ValueError(f"{api_version} {kind} is not served here")
+            created.append(self.create(resource, obj))
+        return created
+
     def bulk_load(self, resource: Resource, objs: Iterable[Json]) -> None:
         """Create many objects fast (one revision each); watchers get them as ADDED events.
 
