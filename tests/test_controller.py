@@ -396,3 +396,32 @@ def test_options_are_checked() -> None:
     inf = Informer(Transport(NoApi()), CONFIGMAPS, options=replace(FAST))
     with pytest.raises(ValueError):
         Controller(lambda r: asyncio.sleep(0), for_=inf, workers=0)
+
+
+async def test_a_requeue_keeps_the_keys_priority_unless_the_reconcile_sets_one(
+    api_server: ApiServer,
+) -> None:
+    clock = ManualClock()
+    calls = Calls()
+    api_server.create(CONFIGMAPS, cm("a"))
+    async with informers(api_server, {}) as (inf,):
+
+        async def reconcile(request: Request) -> float | Result | None:
+            await calls.record(request)
+            if len(calls.requests) == 1:
+                return 1.0  # keeps INITIAL
+            if len(calls.requests) == 2:
+                return Result(requeue_after=1.0, priority=Priority.LIVE + 5)
+            return None
+
+        ctl = Controller(reconcile, for_=inf, clock=clock)
+        with capture_logs() as logs:
+            async with ctl:
+                for n in (1, 2):
+                    await calls.wait(n)
+                    await wait_until(lambda: ctl.queue.statistics().waiting == 1)
+                    clock.advance(1.0)
+                await calls.wait(3)
+                await wait_until(lambda: ctl.statistics().succeeded == 1)
+    priorities = [e["priority"] for e in logs if e["event"] == "controller.reconciled"]
+    assert priorities == [Priority.INITIAL, Priority.INITIAL, Priority.LIVE + 5]
