@@ -13,6 +13,8 @@ from informer.testing.faults import Fault, RecordedRequest
 __all__ = ["StreamCut", "StreamEnd", "WatchWriter", "fault_response", "replaces_response"]
 
 _MALFORMED_LINE = b'{"type":"MODIFIED","object":{"kind": this is not json\n'
+_OVERSIZED_FRAME = b'{"type":"MODIFIED","object":"*"}\n'
+_PARTIAL_LINE = b'{"type":"MODIFIED","object":{"kind":"Con'  # then the connection drops
 
 
 class StreamEnd(Exception):
@@ -21,6 +23,22 @@ class StreamEnd(Exception):
 
 class StreamCut(Exception):
     """The connection was dropped in the middle of a line."""
+
+
+async def cut_response(
+    request: web.Request, record: RecordedRequest, body: bytes
+) -> web.StreamResponse:
+    """Announce ``body`` in full, send half of it, then drop the connection."""
+    response = web.StreamResponse(status=200)
+    response.content_type = "application/json"
+    response.content_length = len(body)
+    await response.prepare(request)
+    record.status = 200
+    await response.write(body[: len(body) // 2])
+    transport = request.transport
+    if transport is not None:
+        transport.close()
+    return response
 
 
 def replaces_response(fault: Fault | None) -> bool:
@@ -78,6 +96,20 @@ class WatchWriter:
         if self.fault is not None:
             await self._actions()
 
+    async def disrupt(self, fault: Fault) -> None:
+        """Apply ``fault`` to this open stream from now on (``after_events`` counts from now)."""
+        self.fault, self.sent, self.done = fault, 0, set()
+        if fault.cut_mid_line and not fault.after_events:
+            await self.response.write(_PARTIAL_LINE)
+            self._drop_connection()
+            raise StreamCut
+        await self._actions()
+
+    def _drop_connection(self) -> None:
+        transport = self.request.transport
+        if transport is not None:
+            transport.close()
+
     async def send(self, events: list[bytes], trailer: bytes | None = None) -> None:
         if self.fault is None:
             if trailer is not None:
@@ -89,9 +121,7 @@ class WatchWriter:
         for line in events:
             if fault.cut_mid_line and self.sent >= fault.after_events:
                 await self.response.write(line[: max(len(line) // 2, 1)])
-                transport = self.request.transport
-                if transport is not None:
-                    transport.close()
+                self._drop_connection()
                 raise StreamCut
             await self.response.write(line)
             self.sent += 1
@@ -110,6 +140,10 @@ class WatchWriter:
         if fault.stall and reached and "stall" not in self.done:
             self.done.add("stall")
             await self.history.sleep(fault.stall)
+        if fault.oversized_line and reached and "oversized" not in self.done:
+            self.done.add("oversized")
+            filler = max(fault.oversized_line - len(_OVERSIZED_FRAME) + 1, 0)
+            await self.response.write(_OVERSIZED_FRAME.replace(b"*", b"x" * filler, 1))
         if fault.malformed_line and reached and "malformed" not in self.done:
             self.done.add("malformed")
             await self.response.write(_MALFORMED_LINE)

@@ -10,7 +10,7 @@ from aiohttp import web
 from informer.testing import _status as st
 from informer.testing._content import decode, encode, error_response, respond
 from informer.testing._discovery import non_resource
-from informer.testing._fault_injection import fault_response, replaces_response
+from informer.testing._fault_injection import cut_response, fault_response, replaces_response
 from informer.testing._history import History
 from informer.testing._http_writes import WriteHandler
 from informer.testing._list import ListServer
@@ -155,6 +155,8 @@ class HttpApi:
         table = wants_table(request.headers.get("Accept", "")) and not route.subresource
         if verb == "list":
             body = await self.lists.serve_list(kind, namespace, query, fault)
+            if fault is not None and fault.cut_mid_line:
+                return await cut_response(request, record, body)
             return respond(request, self._table(kind, body, query) if table else body)
         if resource.namespaced and namespace is None and verb != "create":
             raise st.no_such_path()

@@ -42,6 +42,7 @@ class Watch:
         "epoch",
         "force_bookmark",
         "lagged",
+        "live_fault",
         "prefix",
         "resource",
         "saw_newer",
@@ -70,6 +71,7 @@ class Watch:
         self.saw_newer = False
         self.bookmark_now = False
         self.force_bookmark = False
+        self.live_fault: Fault | None = None  # set by ``disrupt`` on an open stream
 
     def matches(self, resource: Resource | str | None) -> bool:
         """Whether this watch is of ``resource`` (a plural; None: any)."""
@@ -113,6 +115,17 @@ class WatchServer:
             w.bookmark_now = True
             w.force_bookmark = w.force_bookmark or force
             count += 1
+        self.history.changed.notify()
+        return count
+
+    def disrupt(self, fault: Fault, resource: Resource | str | None = None) -> int:
+        """Hand ``fault`` to every open watch of ``resource``; each applies it at once."""
+        count = 0
+        for w in self.watchers:
+            if w.matches(resource):
+                w.live_fault = fault
+                fault.fired += 1
+                count += 1
         self.history.changed.notify()
         return count
 
@@ -254,6 +267,9 @@ class WatchServer:
         while True:
             if history.stopping or watch.epoch != history.epoch:
                 return
+            if watch.live_fault is not None:
+                fault, watch.live_fault = watch.live_fault, None
+                await writer.disrupt(fault)
             changed = history.changed.event
             now = loop.time()
             if now >= deadline:

@@ -46,13 +46,18 @@ class Fault:
         limiter; ``retry_after`` sets ``Retry-After`` and ``details.retryAfterSeconds``.
       - ``list_lag``: serve this list as of revision current-N, whatever RV was asked (a broken
         replica); continue tokens then pin that revision.
+      - ``cut_mid_line`` on a LIST: send the headers and half of the page, then drop the
+        connection (a connection lost mid-page).
       - watch streams, after ``after_events`` ADDED/MODIFIED/DELETED lines were sent (bookmarks are
         not counted): ``close_after_events`` K ends the stream cleanly after K events;
         ``cut_mid_line`` writes half of the next event line then drops the connection;
         ``stall`` goes silent for that many seconds, then resumes; ``malformed_line`` sends one
         line that is not JSON, then resumes; ``replay_stale`` re-sends the first event already
         delivered (at least one must have been), then resumes; ``duplicate_events`` sends every
-        following event twice; ``error_event`` sends ``{"type":"ERROR","object":<it>}`` and ends.
+        following event twice; ``error_event`` sends ``{"type":"ERROR","object":<it>}`` and ends;
+        ``oversized_line`` N sends one line of N bytes (an event whose object is a long string),
+        then resumes.
+      - ``ApiServer.disrupt_watches(fault)`` applies these stream actions to watches already open.
     """
 
     verb: str | None = None
@@ -79,6 +84,7 @@ class Fault:
     replay_stale: bool = False
     duplicate_events: bool = False
     error_event: dict[str, Any] | None = None
+    oversized_line: int | None = None
     # bookkeeping
     matched: int = field(default=0, init=False)
     fired: int = field(default=0, init=False)
@@ -105,6 +111,7 @@ class Fault:
             or self.replay_stale
             or self.duplicate_events
             or self.error_event is not None
+            or self.oversized_line is not None
         )
 
 

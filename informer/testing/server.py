@@ -33,7 +33,7 @@ from informer.testing._options import PERSONALITIES, Personality, ServerOptions
 from informer.testing._registry import BUILTINS, Registry
 from informer.testing._signals import Signal, wait_until
 from informer.testing._watch import WatchServer
-from informer.testing.faults import FaultSet, RecordedRequest
+from informer.testing.faults import Fault, FaultSet, RecordedRequest
 
 __all__ = ["BUILTINS", "PERSONALITIES", "ApiServer", "Personality"]
 
@@ -329,6 +329,19 @@ class ApiServer:
         watch-cache quirks on, an event newer than its start RV was seen (``force`` skips that).
         """
         return self.watches.send_bookmarks(resource, force=force)
+
+    def disrupt_watches(self, fault: Fault, resource: Resource | str | None = None) -> int:
+        """Apply a stream ``Fault`` to the watches open now; returns how many it reached.
+
+        A rule added to ``faults`` only meets requests made after it; this reaches streams that
+        are already running, e.g. to cut or stall a long-lived watch: ``cut_mid_line`` (at once,
+        half a line then the connection drops), ``stall``, ``malformed_line``, ``replay_stale``,
+        ``duplicate_events``, ``error_event``, ``close_after_events``, counting ``after_events``
+        from now. Each reached stream counts one ``fired``.
+        """
+        if not fault.affects_stream:
+            raise ValueError("disrupt_watches needs a stream fault (cut, stall, error event...)")
+        return self.watches.disrupt(fault, resource)
 
     async def wait_for_watchers(
         self, count: int, resource: Resource | str | None = None, timeout: float = 10.0

@@ -211,3 +211,64 @@ async def test_requests_are_recorded(api_server_factory: Any, client: Client) ->
     assert [r.name for r in found] == ["cm-0", "cm-1"]
     with pytest.raises(TimeoutError):
         await server.wait_for_requests(lambda r: r.verb == "patch", timeout=0.01)
+
+
+async def test_disrupt_cuts_an_open_watch_mid_line(api_server_factory: Any, client: Client) -> None:
+    server = await seeded(api_server_factory, count=1)
+    async with client.watch(server, CM_PATH) as watch:
+        assert (await watch.line()).startswith(b'{"type":"ADDED"')
+        fault = Fault(cut_mid_line=True)
+        assert server.disrupt_watches(fault, CONFIGMAPS) == 1
+        with pytest.raises(aiohttp.ClientPayloadError):
+            async with asyncio.timeout(READ_GUARD):
+                partial = await watch.response.content.readline()
+                assert not partial.endswith(b"\n")
+                await watch.response.content.readline()
+    assert fault.fired == 1
+    await server.wait_for_watchers_closed()
+
+
+async def test_disrupt_reaches_only_open_watches_of_the_resource(
+    api_server_factory: Any, client: Client
+) -> None:
+    server = await seeded(api_server_factory, count=1)
+    async with client.watch(server, CM_PATH) as watch:
+        await watch.line()
+        assert server.disrupt_watches(Fault(close_after_events=0), "secrets") == 0
+        fault = Fault(error_event={"kind": "Status", "code": 410, "reason": "Expired"})
+        assert server.disrupt_watches(fault, "configmaps") == 1
+        events = await watch.rest()
+    assert [e["type"] for e in events] == ["ERROR"]
+    server.create(CONFIGMAPS, cm("later"))
+    async with client.watch(server, CM_PATH) as watch:  # a later watch is not disrupted
+        assert len(await watch.take(2)) == 2
+
+
+async def test_disrupt_needs_a_stream_fault(api_server_factory: Any) -> None:
+    server = await seeded(api_server_factory, count=0)
+    with pytest.raises(ValueError, match="stream fault"):
+        server.disrupt_watches(Fault(status=500))
+
+
+async def test_cut_mid_page_drops_the_connection_inside_a_list(
+    api_server_factory: Any, client: Client
+) -> None:
+    server = await seeded(api_server_factory, count=3)
+    fault = server.faults.add(Fault(verb="list", cut_mid_line=True))
+    async with aiohttp.ClientSession() as http:
+        with pytest.raises(aiohttp.ClientPayloadError):
+            async with http.get(server.url + CM_PATH) as response:
+                assert response.status == 200
+                await response.read()
+    assert fault.fired == 1
+    assert (await client.get(server, CM_PATH)).status == 200  # the next list is whole
+
+
+async def test_oversized_line_then_resume(api_server_factory: Any, client: Client) -> None:
+    server = await seeded(api_server_factory, count=2)
+    server.faults.add(Fault(verb="watch", oversized_line=100_000, after_events=1))
+    async with client.watch(server, CM_PATH) as watch:
+        assert (await watch.line()).startswith(b'{"type":"ADDED"')
+        big = await watch.response.content.readuntil(b"\n")
+        assert len(big) == 100_000 and big.startswith(b'{"type":"MODIFIED","object":"xxx')
+        assert (await watch.line()).startswith(b'{"type":"ADDED"')

@@ -1,0 +1,1 @@
+"""Chaos suite: random, replayable schedules of faults, writes and compactions (see harness)."""
