@@ -187,18 +187,14 @@ class StoreStats:
 class _Contents:
     """Everything a reader looks at, swapped as one unit by ``replace``."""
 
-    __slots__ = ("indices", "items", "uids")
+    __slots__ = ("indices", "items")
 
     def __init__(
-        self,
-        items: dict[str, KubeObject],
-        indices: dict[str, dict[str, dict[str, None]]],
-        uids: dict[str, str],
+        self, items: dict[str, KubeObject], indices: dict[str, dict[str, dict[str, None]]]
     ) -> None:
         self.items = items
         # index name -> value -> keys (a dict used as an insertion-ordered set)
         self.indices = indices
-        self.uids = uids  # uid -> key: deletion waits identify an object by uid
 
 
 _HeapEntry = tuple[tuple[int, str], int, "asyncio.Future[None]"]
@@ -272,7 +268,7 @@ class Store:
     """
 
     def __init__(self) -> None:
-        self._c = _Contents({}, {NAMESPACE_INDEX: {}}, {})
+        self._c = _Contents({}, {NAMESPACE_INDEX: {}})
         self._indexers: dict[str, IndexFunc] = {}  # user indexes; the namespace one is built in
         self._rv = ""
         self._rv_key: tuple[int, str] | None = None  # rv_sort_key(self._rv) while comparable
@@ -285,7 +281,6 @@ class Store:
         # per-key waiters (read-your-writes without comparable RVs, deletions)
         self._key_waiters: dict[str, list[tuple[_KeyPredicate, asyncio.Future[KubeObject | None]]]]
         self._key_waiters = {}
-        self._uid_waiters: dict[str, list[asyncio.Future[None]]] = {}  # deletions by uid
         # counters
         self._stale = 0
         self._duplicates = 0
@@ -502,11 +497,13 @@ class Store:
         on timeout.
         """
         status = _status_details(obj)
+        scope: str | None = None  # the namespace a uid is looked for in (None: all)
         if status is not None:
             name, uid = status
             rv = ""
         else:
             name, namespace, uid, rv = _meta_of(obj)  # ``namespace`` is for a Status only
+            scope = namespace
         namespace = namespace or ""
         if not name:
             raise ValueError("object has no metadata.name")
@@ -522,11 +519,23 @@ class Store:
                 await self.wait_for_resource_version(rv, timeout)
             except CacheNotComparable:
                 pass
-        remaining = None if deadline is None else max(0.0, deadline - loop.time())
-        if uid:
-            await self._wait_uid_gone(uid, remaining, rv)
-        else:
+        if not uid:
+            remaining = None if deadline is None else max(0.0, deadline - loop.time())
             await self._wait_key(_key_of(name, namespace), gone, remaining, rv)
+            return
+        # the keys holding that uid now (a uid never moves to another key): wait until each
+        # holds something else; found by name, in every namespace for a Status (no uid map:
+        # it would cost every cached object a decoded uid and an entry)
+        items = self._c.items
+        if scope is not None:
+            candidates = [_key_of(name, scope)]
+        else:
+            candidates = [name, *(f"{ns}/{name}" for ns in self._c.indices[NAMESPACE_INDEX])]
+        for key in candidates:
+            held = items.get(key)
+            if held is not None and held.uid == uid:
+                remaining = None if deadline is None else max(0.0, deadline - loop.time())
+                await self._wait_key(key, gone, remaining, rv)
 
     # -- waiter plumbing ---------------------------------------------------------------------------
     def _rv_future(self, key: tuple[int, str]) -> asyncio.Future[None]:
@@ -563,27 +572,6 @@ class Store:
                 waiters.remove(entry)
                 if not waiters:
                     del self._key_waiters[key]
-
-    async def _wait_uid_gone(self, uid: str, timeout: float | None, wanted: str) -> None:
-        if uid not in self._c.uids:
-            return
-        if timeout is not None and timeout <= 0:
-            raise StaleCacheError(self._rv, wanted, timeout)
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._uid_waiters.setdefault(uid, []).append(fut)
-        try:
-            await self._await(fut, timeout, wanted)
-        finally:
-            waiters = self._uid_waiters.get(uid)
-            if waiters is not None:
-                waiters.remove(fut)
-                if not waiters:
-                    del self._uid_waiters[uid]
-
-    def _notify_uid_gone(self, uid: str) -> None:
-        for fut in self._uid_waiters.get(uid, ()):
-            if not fut.done():
-                fut.set_result(None)
 
     def _notify_key(self, key: str) -> None:
         waiters = self._key_waiters.get(key)
@@ -681,16 +669,6 @@ class Store:
                     del index[v]
 
     def _reindex(self, key: str, old: KubeObject | None, new: KubeObject | None) -> None:
-        old_uid = "" if old is None else old.uid
-        new_uid = "" if new is None else new.uid
-        if old_uid != new_uid:
-            uids = self._c.uids
-            if old_uid and uids.get(old_uid) == key:
-                del uids[old_uid]
-                if self._uid_waiters:
-                    self._notify_uid_gone(old_uid)
-            if new_uid:
-                uids[new_uid] = key
         indices = self._c.indices
         if old is None or new is None:  # add or delete: namespace can change only then
             # never `new or old`: a KubeObject's truth value is its length (a full decode)
@@ -874,9 +852,7 @@ class Store:
             for key, obj in new_items.items():
                 self._index_add(index, name, fn, key, obj)
             indices[name] = index
-        uids = {obj.uid: key for key, obj in new_items.items()}
-        uids.pop("", None)
-        self._c = _Contents(new_items, indices, uids)  # the swap
+        self._c = _Contents(new_items, indices)  # the swap
         self._replaces += 1
 
         rv = resource_version
@@ -903,7 +879,4 @@ class Store:
         if self._key_waiters:
             for key in [*self._key_waiters]:
                 self._notify_key(key)
-        for uid in [*self._uid_waiters]:
-            if uid not in uids:
-                self._notify_uid_gone(uid)
         return deltas

@@ -689,12 +689,12 @@ async def test_cancelled_deletion_waiters_are_removed() -> None:
     no_uid = {"metadata": {"name": "a", "namespace": "default"}}  # by key
     by_key = asyncio.create_task(store.wait_for_deletion(no_uid))
     await yield_to_loop()
-    assert list(store._uid_waiters) == ["uid-a"] and list(store._key_waiters) == ["default/a"]
+    assert list(store._key_waiters) == ["default/a"] and len(store._key_waiters["default/a"]) == 2
     for task in (by_uid, by_key):
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-    assert store._key_waiters == {} and store._uid_waiters == {}
+    assert store._key_waiters == {}
 
 
 async def test_wait_for_deletion_by_status_uid_in_any_namespace() -> None:
@@ -711,21 +711,30 @@ async def test_wait_for_deletion_by_status_uid_in_any_namespace() -> None:
     assert not task.done()
     store.apply_event("ADDED", mk("a", "103", "ns1", uid="u3"))  # recreated under that key
     await task
-    assert store._uid_waiters == {}
+    assert store._key_waiters == {}
 
 
 async def test_uid_lookup_follows_events_and_relists() -> None:
     store = synced(mk("a", "90", uid="u1"), rv="100")
+
+    def status(name: str, uid: str) -> dict[str, Any]:
+        return {"kind": "Status", "details": {"name": name, "uid": uid}}
+
+    async def held(name: str, uid: str) -> bool:
+        try:
+            await store.wait_for_deletion(status(name, uid), timeout=0)
+        except StaleCacheError:
+            return True
+        return False
+
     store.apply_event("ADDED", mk("a", "101", uid="u2"))  # recreated: u1 is gone
     store.apply_event("ADDED", mk("b", "102", uid="u3"))
-    assert store._c.uids == {"u2": "default/a", "u3": "default/b"}
+    assert [await held(*x) for x in (("a", "u1"), ("a", "u2"), ("b", "u3"))] == [False, True, True]
     store.apply_event("DELETED", mk("b", "103", uid="u3"))
-    assert store._c.uids == {"u2": "default/a"}
+    assert not await held("b", "u3") and await held("a", "u2")
     # a list repeating a key keeps its last object, and only that object's uid
     store.replace([mk("c", "104", uid="u4"), mk("c", "104", uid="u5")], "104")
-    assert store._c.uids == {"u5": "default/c"}
-    status = {"kind": "Status", "details": {"name": "c", "uid": "u4"}}
-    await store.wait_for_deletion(status, timeout=0)
+    assert not await held("c", "u4") and await held("c", "u5") and not await held("a", "u2")
 
 
 # -- value types ---------------------------------------------------------------------------------

@@ -1,0 +1,387 @@
+"""The clients a benchmark compares, each run in a fresh process against the replay server.
+
+* ``product``: ``informer.Informer`` through its public API with one no-op handler attached,
+  timed from ``start()`` until the handler has seen the last event.
+* ``D``: the strongest fair peer: aiohttp, the watch envelope and ``metadata`` decoded with
+  ``msgspec`` typed structs, each object's raw bytes kept (``msgspec.Raw``, zero-copy), no
+  handler, no RV checks.
+* ``orjson`` / ``orjson-nogc``: ``orjson.loads`` into a dict cache, with and without
+  ``gc.disable()``.
+* ``k8s-asyncio``: ``kubernetes_asyncio`` list into models / ``Watch().stream``.
+* ``k8s-informer``: the official ``kubernetes`` client's ``SharedInformer`` (threads, sync client,
+  one unpaginated list into models).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import resource
+import time
+from typing import Any
+
+import aiohttp
+import msgspec
+
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def rss() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * _PAGE
+
+
+def reset_peak() -> None:
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+
+def peak() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def path_of(kind: str) -> str:
+    return "/api/v1/pods" if kind == "pods" else "/api/v1/configmaps"
+
+
+# -- D: msgspec envelope + metadata structs, raw bytes kept ----------------------------------------
+class _Meta(msgspec.Struct, rename="camel"):
+    name: str = ""
+    namespace: str = ""
+    resource_version: str = ""
+
+
+class _Obj(msgspec.Struct):
+    metadata: _Meta = msgspec.field(default_factory=_Meta)
+
+
+class _ListMeta(msgspec.Struct, rename="camel"):
+    resource_version: str = ""
+    continue_: str = msgspec.field(name="continue", default="")
+
+
+class _List(msgspec.Struct):
+    metadata: _ListMeta
+    items: list[msgspec.Raw]
+
+
+class _Event(msgspec.Struct):
+    type: str
+    object: msgspec.Raw
+
+
+_obj = msgspec.json.Decoder(_Obj)
+_list = msgspec.json.Decoder(_List)
+_event = msgspec.json.Decoder(_Event)
+
+
+def _key(m: _Meta) -> str:
+    return f"{m.namespace}/{m.name}" if m.namespace else m.name
+
+
+async def d_list(session: aiohttp.ClientSession, url: str, cache: dict[str, Any]) -> str:
+    cont = ""
+    while True:
+        params = {"limit": "500"}
+        if cont:
+            params["continue"] = cont
+        async with session.get(url, params=params) as resp:
+            body = await resp.read()
+        page = _list.decode(body)
+        for raw in page.items:
+            cache[_key(_obj.decode(raw).metadata)] = raw
+        cont = page.metadata.continue_
+        if not cont:
+            return page.metadata.resource_version
+
+
+async def d_watch(
+    session: aiohttp.ClientSession, url: str, params: dict[str, str], cache: dict[str, Any], n: int
+) -> None:
+    """Apply watch lines until ``n`` object events (or the initial-events-end bookmark)."""
+    seen = 0
+    async with session.get(url, params=params) as resp:
+        async for line in resp.content:
+            ev = _event.decode(line)
+            if ev.type == "BOOKMARK":
+                if n < 0:
+                    return
+                continue
+            meta = _obj.decode(ev.object).metadata
+            if ev.type == "DELETED":
+                cache.pop(_key(meta), None)
+            else:
+                cache[_key(meta)] = ev.object
+            seen += 1
+            if seen == n:
+                return
+
+
+# -- orjson dicts ----------------------------------------------------------------------------------
+async def orjson_list(session: aiohttp.ClientSession, url: str, cache: dict[str, Any]) -> str:
+    import orjson
+
+    cont = ""
+    while True:
+        params = {"limit": "500"}
+        if cont:
+            params["continue"] = cont
+        async with session.get(url, params=params) as resp:
+            body = await resp.read()
+        page = orjson.loads(body)
+        for item in page["items"]:
+            m = item["metadata"]
+            cache[f"{m.get('namespace', '')}/{m['name']}"] = item
+        cont = page["metadata"].get("continue", "")
+        if not cont:
+            rv: str = page["metadata"]["resourceVersion"]
+            return rv
+
+
+async def orjson_watch(
+    session: aiohttp.ClientSession, url: str, params: dict[str, str], cache: dict[str, Any], n: int
+) -> None:
+    import orjson
+
+    seen = 0
+    async with session.get(url, params=params) as resp:
+        async for line in resp.content:
+            ev = orjson.loads(line)
+            obj = ev["object"]
+            m = obj["metadata"]
+            cache[f"{m.get('namespace', '')}/{m['name']}"] = obj
+            seen += 1
+            if seen == n:
+                return
+
+
+# -- the product -----------------------------------------------------------------------------------
+async def product(spec: dict[str, Any], base: str) -> dict[str, Any]:
+    from kubernetes_asyncio import client
+
+    from informer import CONFIGMAPS, PODS, Informer, ReflectorOptions
+    from informer.transforms import DROP_MANAGED_FIELDS
+
+    case, n, w = spec["case"], spec["n"], spec["w"]
+    res = PODS if spec["kind"] == "pods" else CONFIGMAPS
+    transform: Any = None
+    if spec.get("transform") == "drop":
+        transform = DROP_MANAGED_FIELDS
+    elif spec.get("transform") == "dict":
+
+        def transform(obj: dict[str, Any]) -> dict[str, Any]:
+            obj["metadata"].pop("managedFields", None)
+            return obj
+
+    strategy = "stream" if case == "sync-stream" else "list"
+    options = ReflectorOptions(list_strategy=strategy, transform=transform, page_size=500)
+    api = client.ApiClient(configuration=client.Configuration(host=base))
+    inf = Informer(api, res, options=options)
+    adds = updates = 0
+    want_adds = w if case == "watch-fill" else n
+    done_adds = asyncio.Event()
+    done_updates = asyncio.Event()
+
+    def on_add(obj: Any, initial: bool) -> None:
+        nonlocal adds
+        adds += 1
+        if adds == want_adds:
+            done_adds.set()
+
+    def on_update(old: Any, new: Any) -> None:
+        nonlocal updates
+        updates += 1
+        if updates == w:
+            done_updates.set()
+
+    inf.add_handler(on_add=on_add, on_update=on_update)
+    out: dict[str, Any] = {}
+    before = rss()
+    t0 = time.perf_counter()
+    inf.start()
+    if case == "watch-fill":
+        await inf.wait_for_sync()
+        t1 = time.perf_counter()
+        await done_adds.wait()
+        out["seconds"] = time.perf_counter() - t1
+        out["events_per_s"] = w / out["seconds"]
+    else:
+        await done_adds.wait()
+        out["seconds"] = time.perf_counter() - t0
+        if case == "watch-steady":
+            t1 = time.perf_counter()
+            await done_updates.wait()
+            out["seconds"] = time.perf_counter() - t1
+            out["events_per_s"] = w / out["seconds"]
+    gc.collect()
+    out["rss_delta"] = rss() - before
+    if case == "read-all":
+        for obj in inf.store.list():
+            obj["spec" if spec["kind"] == "pods" else "data"]
+        gc.collect()
+        out["rss_after_read"] = rss() - before
+    if case == "relist-peak":
+        steady = rss()
+        reset_peak()
+        async with aiohttp.ClientSession() as s:
+            await s.get(base.rsplit("/", 2)[0] + "/control/expire/" + base.rsplit("/", 1)[1])
+        while inf.statistics().relists < 1:
+            await asyncio.sleep(0.01)
+        out["steady_rss"] = steady
+        out["peak_rss"] = peak()
+        out["peak_over_steady"] = peak() / steady
+    await inf.stop()
+    await api.close()
+    return out
+
+
+async def many_informers(spec: dict[str, Any], base: str) -> dict[str, Any]:
+    from kubernetes_asyncio import client
+
+    from informer import CONFIGMAPS, SharedInformerFactory
+
+    count = spec["informers"]
+    api = client.ApiClient(configuration=client.Configuration(host=base))
+    factory = SharedInformerFactory(api)
+    before = rss()
+    t0 = time.perf_counter()
+    for i in range(count):
+        factory.informer(CONFIGMAPS, namespace=f"ns-{i:04d}").add_handler(on_add=lambda o, i: None)
+    factory.start()
+    await factory.wait_for_sync()
+    took = time.perf_counter() - t0
+    await asyncio.sleep(1.0)  # every watch opened
+    gc.collect()
+    used = rss() - before
+    async with aiohttp.ClientSession() as s:
+        stats = await (await s.get(base.rsplit("/", 2)[0] + "/control/stats")).json()
+    await factory.stop()
+    await api.close()
+    return {
+        "seconds": took,
+        "rss_delta": used,
+        "per_informer_kb": used / count / 1024,
+        "open_watches": stats["open_watches"],
+    }
+
+
+# -- kubernetes_asyncio and the official client ----------------------------------------------------
+async def k8s_asyncio(spec: dict[str, Any], base: str) -> dict[str, Any]:
+    from kubernetes_asyncio import client, watch
+
+    api = client.ApiClient(configuration=client.Configuration(host=base))
+    v1 = client.CoreV1Api(api)
+    cache: dict[str, Any] = {}
+    before = rss()
+    t0 = time.perf_counter()
+    cont = None
+    while True:
+        page = await v1.list_pod_for_all_namespaces(limit=500, _continue=cont)
+        for pod in page.items:
+            cache[f"{pod.metadata.namespace}/{pod.metadata.name}"] = pod
+        cont = page.metadata._continue
+        if not cont:
+            break
+    out: dict[str, Any] = {"seconds": time.perf_counter() - t0}
+    if spec["case"] == "watch-steady":
+        rv = page.metadata.resource_version
+        t1 = time.perf_counter()
+        seen = 0
+        w = watch.Watch()
+        async for ev in w.stream(v1.list_pod_for_all_namespaces, resource_version=rv):
+            pod = ev["object"]
+            cache[f"{pod.metadata.namespace}/{pod.metadata.name}"] = pod
+            seen += 1
+            if seen == spec["w"]:
+                break
+        w.stop()
+        out["seconds"] = time.perf_counter() - t1
+        out["events_per_s"] = spec["w"] / out["seconds"]
+    gc.collect()
+    out["rss_delta"] = rss() - before
+    await api.close()
+    return out
+
+
+def k8s_informer(spec: dict[str, Any], base: str) -> dict[str, Any]:
+    import threading
+
+    from kubernetes import client
+    from kubernetes.informer import SharedInformer
+
+    conf = client.Configuration()
+    conf.host = base
+    v1 = client.CoreV1Api(client.ApiClient(conf))
+    n = spec["n"]
+    done = threading.Event()
+    count = 0
+
+    def on_add(obj: Any) -> None:
+        nonlocal count
+        count += 1
+        if count == n:
+            done.set()
+
+    inf = SharedInformer(v1.list_pod_for_all_namespaces)
+    inf.add_event_handler("ADDED", on_add)
+    before = rss()
+    t0 = time.perf_counter()
+    inf.start()
+    done.wait(3600)
+    out = {"seconds": time.perf_counter() - t0}
+    gc.collect()
+    out["rss_delta"] = rss() - before
+    inf.stop()
+    return out
+
+
+async def peer(spec: dict[str, Any], base: str) -> dict[str, Any]:
+    name, case, n, w = spec["peer"], spec["case"], spec["n"], spec["w"]
+    url = base + path_of(spec["kind"])
+    if name == "orjson-nogc":
+        gc.disable()
+    cache: dict[str, Any] = {}
+    before = rss()
+    t0 = time.perf_counter()
+    out: dict[str, Any] = {}
+    async with aiohttp.ClientSession(read_bufsize=1 << 20) as session:
+        listing = d_list if name == "D" else orjson_list
+        watching = d_watch if name == "D" else orjson_watch
+        if case == "sync-stream":
+            params = {"watch": "true", "sendInitialEvents": "true", "allowWatchBookmarks": "true"}
+            params["resourceVersionMatch"] = "NotOlderThan"
+            await watching(session, url, params, cache, -1)
+            out["seconds"] = time.perf_counter() - t0
+        else:
+            rv = await listing(session, url, cache)
+            out["seconds"] = time.perf_counter() - t0
+            if case.startswith("watch"):
+                t1 = time.perf_counter()
+                await watching(session, url, {"watch": "true", "resourceVersion": rv}, cache, w)
+                out["seconds"] = time.perf_counter() - t1
+                out["events_per_s"] = w / out["seconds"]
+    gc.enable()
+    gc.collect()
+    out["rss_delta"] = rss() - before
+    out["cached"] = len(cache)
+    assert case.startswith("watch") or len(cache) == n, (len(cache), n)
+    return out
+
+
+def run_child(spec: dict[str, Any]) -> dict[str, Any]:
+    base = spec["base"]
+    name = spec["peer"]
+    if name == "k8s-informer":
+        return k8s_informer(spec, base)
+    if name == "product":
+        coro = many_informers(spec, base) if spec["case"] == "many" else product(spec, base)
+    elif name == "k8s-asyncio":
+        coro = k8s_asyncio(spec, base)
+    else:
+        coro = peer(spec, base)
+    return asyncio.run(coro)

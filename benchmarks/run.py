@@ -1,0 +1,263 @@
+"""Every benchmark of issue 12, each ratio printed next to its goal.
+
+    python benchmarks/run.py            # the full run (100,000 Pods, 1,000,000 ConfigMaps)
+    python benchmarks/run.py --quick    # about 2 minutes (10,000 Pods, 100,000 ConfigMaps)
+    python -m benchmarks [--quick]
+
+How it measures (so a skeptical reader can check):
+* A replay server (``_replay.py``) in its own process serves bytes encoded before the first
+  request: the server is never the bottleneck.
+* Every measurement is a fresh client process (RSS from ``/proc/self/statm``, after
+  ``gc.collect()``, minus the process's RSS before the run; peak from ``VmHWM`` after resetting it).
+* Peers run interleaved (each repetition runs every peer once, in turn) and each row shows the
+  median of the repetitions with their spread (min-max).
+* ``product`` is ``informer.Informer`` through its public API with one no-op handler attached,
+  timed until the handler has seen the last event. ``D`` is the strongest fair peer (``_clients``).
+* ``kubernetes_asyncio`` and the official client's ``SharedInformer`` run on a subsample (they
+  are 20-100x slower); the subsample size is printed with them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path[:0] = [str(HERE), str(ROOT)]
+
+from _replay import Dataset, Replay  # noqa: E402
+
+_token = 0
+
+
+def child(replay: Replay, scenario: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """One measurement in a fresh process; returns its JSON result."""
+    global _token
+    _token += 1
+    spec = {**spec, "base": f"{replay.base()}/{scenario}/t{_token}-{os.getpid()}"}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE)])}
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys, json, _clients; "
+         "print(json.dumps(_clients.run_child(json.loads(sys.argv[1]))))", json.dumps(spec)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=3600,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"{spec['peer']} {spec['case']} failed:\n{proc.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+class Results:
+    def __init__(self) -> None:
+        self.runs: dict[tuple[str, str], list[dict[str, Any]]] = {}
+
+    def add(self, peer: str, case: str, r: dict[str, Any]) -> None:
+        self.runs.setdefault((peer, case), []).append(r)
+
+    def values(self, peer: str, case: str, field: str) -> list[float]:
+        return [r[field] for r in self.runs.get((peer, case), []) if field in r]
+
+    def med(self, peer: str, case: str, field: str) -> float:
+        return statistics.median(self.values(peer, case, field))
+
+    def fmt(self, peer: str, case: str, field: str, scale: float = 1.0, unit: str = "") -> str:
+        vals = [v / scale for v in self.values(peer, case, field)]
+        if not vals:
+            return "-"
+        m = statistics.median(vals)
+        spread = f" ({min(vals):.3g}-{max(vals):.3g})" if len(vals) > 1 else ""
+        return f"{m:.3g}{unit}{spread}"
+
+
+def interleaved(
+    res: Results, replay: Replay, scenario: str, runs: list[tuple[str, str, dict[str, Any]]], reps: int
+) -> None:
+    for rep in range(reps):
+        for peer, case, extra in runs:
+            label = extra.pop("label", peer)
+            spec = {"peer": peer, "case": case, **extra}
+            r = child(replay, scenario, spec)
+            res.add(label, case, r)
+            extra["label"] = label
+            print(f"  [{rep + 1}/{reps}] {label:>16} {case:<13} {short(r)}", flush=True)
+
+
+def short(r: dict[str, Any]) -> str:
+    parts = []
+    for k in ("seconds", "events_per_s", "rss_delta", "rss_after_read", "peak_over_steady"):
+        if k in r:
+            v = r[k]
+            parts.append(f"{k}={v / 2**20:.1f}MB" if "rss" in k else f"{k}={v:.4g}")
+    return " ".join(parts)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="smaller sets, about 2 minutes")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--json", type=Path, help="write every raw result here")
+    args = ap.parse_args()
+    q = args.quick
+    n_pods = 10_000 if q else 100_000
+    w_pods = 10_000 if q else 50_000
+    n_cms = 100_000 if q else 1_000_000
+    n_small = 1_000 if q else 5_000
+    informers = 200 if q else 1_000
+    reps = args.reps
+    res = Results()
+    started = time.time()
+    print(f"python {platform.python_version()}, {os.cpu_count()} cores, load {os.getloadavg()}")
+
+    print(f"\n== {n_pods:,} Pods (~6.6 KB), {w_pods:,} watch events, pages of 500")
+    with Replay(Dataset("pods", n_pods, w_pods)) as rp:
+        pods = dict(n=n_pods, w=w_pods, kind="pods")
+        interleaved(res, rp, "list", [
+            ("product", "sync-list", {**pods}),
+            ("D", "sync-list", {**pods}),
+            ("orjson", "sync-list", {**pods}),
+            ("orjson-nogc", "sync-list", {**pods}),
+            ("product", "sync-stream", {**pods}),
+            ("D", "sync-stream", {**pods}),
+            ("product", "sync-list", {**pods, "transform": "drop", "label": "product+drop"}),
+            ("product", "sync-list", {**pods, "transform": "dict", "label": "product+dict"}),
+            ("product", "read-all", {**pods}),
+        ], reps)
+        interleaved(res, rp, "fill", [
+            ("product", "watch-fill", {**pods}),
+            ("D", "watch-fill", {**pods}),
+            ("orjson", "watch-fill", {**pods}),
+            ("orjson-nogc", "watch-fill", {**pods}),
+        ], reps)
+        interleaved(res, rp, "steady", [
+            ("product", "watch-steady", {**pods}),
+            ("D", "watch-steady", {**pods}),
+            ("orjson", "watch-steady", {**pods}),
+        ], reps)
+        json_pods = child_stats(rp)["json_bytes"]
+
+    print(f"\n== subsample for the slow clients: {n_small:,} Pods, {n_small:,} watch events")
+    with Replay(Dataset("pods", n_small, n_small)) as rp:
+        small = dict(n=n_small, w=n_small, kind="pods")
+        interleaved(res, rp, "list", [
+            ("product", "sync-list", {**small, "label": "product@small"}),
+            ("D", "sync-list", {**small, "label": "D@small"}),
+            ("k8s-asyncio", "sync-list", {**small}),
+            ("k8s-informer", "sync-list", {**small}),
+        ], 1)
+        interleaved(res, rp, "steady", [
+            ("product", "watch-steady", {**small, "label": "product@small"}),
+            ("k8s-asyncio", "watch-steady", {**small}),
+        ], 1)
+
+    print(f"\n== {n_cms:,} ConfigMaps (~474 B)")
+    with Replay(Dataset("configmaps", n_cms, 1)) as rp:
+        cms = dict(n=n_cms, w=1, kind="configmaps")
+        interleaved(res, rp, "list", [
+            ("product", "sync-list", {**cms, "label": "product@cm"}),
+            ("D", "sync-list", {**cms, "label": "D@cm"}),
+            ("product", "relist-peak", {**cms, "label": "product@cm"}),
+        ], 1 if not q else reps)
+        json_cms = child_stats(rp)["json_bytes"]
+
+    print(f"\n== {informers:,} informers, one per namespace, on one ApiClient")
+    with Replay(Dataset("configmaps", 0, 0, per_namespace=5, namespaces=informers)) as rp:
+        interleaved(res, rp, "many", [
+            ("product", "many", {"n": 0, "w": 0, "kind": "configmaps", "informers": informers}),
+        ], 1)
+
+    report(res, json_pods, json_cms, n_pods, n_cms, n_small, informers, args, started)
+    if args.json:
+        args.json.write_text(json.dumps({f"{p}|{c}": v for (p, c), v in res.runs.items()}, indent=1))
+
+
+def child_stats(rp: Replay) -> dict[str, Any]:
+    import urllib.request
+
+    with urllib.request.urlopen(rp.base() + "/control/stats") as f:
+        stats: dict[str, Any] = json.loads(f.read())
+    return stats
+
+
+def report(
+    res: Results, json_pods: int, json_cms: int, n_pods: int, n_cms: int, n_small: int,
+    informers: int, args: Any, started: float,
+) -> None:
+    m = res.med
+    rows: list[tuple[str, str, str, bool | None]] = []
+
+    def row(what: str, value: float, goal: str, ok: bool | None, detail: str = "") -> None:
+        rows.append((what, f"{value:.2f}x{detail}", goal, ok))
+
+    for case, what in (("watch-fill", "watch fill"), ("watch-steady", "watch steady")):
+        r = m("product", case, "events_per_s") / m("D", case, "events_per_s")
+        row(f"{what}, one no-op handler: events/s vs D", r, ">= 1.0x", r >= 1.0,
+            f" ({m('product', case, 'events_per_s'):,.0f} vs {m('D', case, 'events_per_s'):,.0f}/s)")
+    r = m("product", "sync-list", "seconds") / m("D", "sync-list", "seconds")
+    row(f"initial sync {n_pods:,} Pods, pages of 500: time vs D", r, "<= 1.1x", r <= 1.1,
+        f" ({m('product', 'sync-list', 'seconds'):.2f} vs {m('D', 'sync-list', 'seconds'):.2f} s)")
+    r = m("product", "sync-stream", "seconds") / m("D", "sync-stream", "seconds")
+    row("streaming-list sync: time vs D", r, "<= 1.2x", r <= 1.2,
+        f" ({m('product', 'sync-stream', 'seconds'):.2f} vs {m('D', 'sync-stream', 'seconds'):.2f} s)")
+    r = m("product+drop", "sync-list", "seconds") / m("D", "sync-list", "seconds")
+    row("sync with DROP_MANAGED_FIELDS: time vs D", r, "<= 1.2x", r <= 1.2)
+    mem_drop = m("product+drop", "sync-list", "rss_delta") / json_pods
+    mem_plain = m("product", "sync-list", "rss_delta") / json_pods
+    row("  memory with it / the JSON", mem_drop, f"< no-transform ({mem_plain:.2f}x)", mem_drop < mem_plain)
+    r = m("product+dict", "sync-list", "seconds") / m("D", "sync-list", "seconds")
+    row("  (a dict transform instead: time vs D)", r, "documented", None)
+    r = m("product", "read-all", "rss_after_read") / json_pods
+    row("memory per Pod after reading each once / JSON", r, "<= 1.3x", r <= 1.3)
+    r = m("product@cm", "sync-list", "rss_delta") / json_cms
+    row(f"{n_cms:,} ConfigMaps: memory held / JSON", r, "<= 2.0x", r <= 2.0)
+    r = m("product@cm", "relist-peak", "peak_over_steady")
+    row("  peak during an unchanged relist / steady RSS", r, "<= 1.15x", r <= 1.15)
+    opened = m("product", "many", "open_watches")
+    rows.append((f"{informers:,} informers on one ApiClient: watches open", f"{opened:.0f}",
+                 f"all {informers:,}", opened == informers))
+    rows.append(("  memory per idle informer", f"{m('product', 'many', 'per_informer_kb'):.0f} KB",
+                 "measured", None))
+    rows.append(("  sync of all", f"{m('product', 'many', 'seconds'):.2f} s", "measured", None))
+
+    print("\n## Goals (medians; ratios of medians)\n")
+    print("| what | measured | goal | met |\n|---|---|---|---|")
+    for what, val, goal, ok in rows:
+        print(f"| {what} | {val} | {goal} | {'-' if ok is None else ('yes' if ok else '**no**')} |")
+
+    print("\n## Every peer (median, spread min-max over repetitions)\n")
+    print("| peer | case | seconds | events/s | RSS held / JSON |\n|---|---|---|---|---|")
+    for (peer, case), runs in res.runs.items():
+        if case == "many":
+            continue
+        json_size = json_cms if peer.endswith("@cm") else json_pods
+        if peer.endswith("@small") or peer.startswith("k8s"):
+            json_size = json_pods * n_small / n_pods
+        field = "rss_after_read" if case == "read-all" else "rss_delta"
+        mem = statistics.median(r[field] for r in runs) / json_size
+        print(f"| {peer} | {case} | {res.fmt(peer, case, 'seconds')} | "
+              f"{res.fmt(peer, case, 'events_per_s')} | {mem:.2f}x |")
+    print(f"\nsubsample for kubernetes_asyncio / SharedInformer: {n_small:,} Pods; "
+          f"JSON: {json_pods / 2**20:.0f} MB of Pods, {json_cms / 2**20:.0f} MB of ConfigMaps")
+    print(
+        "versions: " + ", ".join(
+            f"{p} {version(p)}" for p in ("msgspec", "aiohttp", "orjson", "kubernetes_asyncio", "kubernetes")
+        )
+    )
+    print(f"took {time.time() - started:.0f} s, load after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
