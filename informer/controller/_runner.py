@@ -18,8 +18,10 @@
   caches to show those writes; else the key is requeued (rate-limited) and counted as a stale skip.
 - Stopping (``stop()``, cancelling ``run()``, leaving ``async with``) is graceful: no new key is
   taken; reconciles in flight finish unless ``shutdown_timeout`` passes first, then they are
-  cancelled. ``run()`` may be called again after it ended (e.g. on regaining leadership): it
-  starts from the caches' current state, as a new leader must.
+  cancelled. The default, 4 s, is below a Lease's ``lease_duration - renew_deadline`` (15 - 10 s):
+  a leader that stepped down has stopped reconciling before another replica can take over.
+  ``run()`` may be called again after it ended (e.g. on regaining leadership): it starts from the
+  caches' current state, as a new leader must.
 
 Every reconcile logs ``controller.reconciled`` (controller, key, duration, result, and for a
 failure the exception type and where it was raised, never its message: it can quote object data).
@@ -124,7 +126,7 @@ class Controller:
         name: str | None = None,
         freshness_timeout: float = 5.0,
         reconcile_timeout: float | None = None,
-        shutdown_timeout: float = 30.0,
+        shutdown_timeout: float = 4.0,
         resync_period: float | None = None,
         rate_limiter: RateLimiter | None = None,
         clock: Clock | None = None,
