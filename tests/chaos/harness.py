@@ -36,13 +36,15 @@ from informer.errors import StaleCacheError
 from informer.informer import Handler, Informer
 from informer.objects import KubeObject
 from informer.reflector import ReflectorOptions
-from informer.resource import CONFIGMAPS
+from informer.resource import CONFIGMAPS, SECRETS
+from informer.resource import NAMESPACES as NAMESPACES_RESOURCE
 from informer.resource_version import InvalidResourceVersion
 from informer.store import Delta, Tombstone
-from informer.testing import ApiServer, Fault, RecordedRequest
+from informer.testing import ApiServer, Fault, RecordedRequest, StatusError
 from informer.transport import Transport
 
 from .history import History
+from .operator import ChildOperator
 from .schedule import NAMESPACES, SERVER_ACTIONS, TIERS, FaultStep, InformerSpec, Schedule
 
 IDLE_TIMEOUT = 0.4
@@ -249,14 +251,12 @@ class _Run:
         self.epoch = 0
         self.fault_rules: list[tuple[str, Fault]] = []
         self.wait_tasks: set[asyncio.Task[None]] = set()
+        self.operator: ChildOperator | None = None
 
     # -- writes -------------------------------------------------------------------------------
 
     def _record(self, obj: dict[str, Any], deleted: bool = False) -> None:
         meta = obj["metadata"]
-        revision = int(meta["resourceVersion"])
-        if revision != self.server.revision or revision <= self.history.last_revision:
-            return  # a no-op patch: no new revision, no event
         key = f"{meta['namespace']}/{meta['name']}"
         labels = None if deleted else dict(meta.get("labels") or {})
         self.history.record(int(meta["resourceVersion"]), key, meta["namespace"], labels)
@@ -275,21 +275,21 @@ class _Run:
             ns = self.rng.choice(NAMESPACES)
             self._record(self.server.create(CONFIGMAPS, self._cm_body(self.rng, ns, f"seed-{i}")))
 
-    def write_once(self, rng: random.Random, pool: list[tuple[str, str]]) -> dict[str, Any]:
+    def write_once(self, rng: random.Random, pool: list[tuple[str, str]]) -> dict[str, Any] | None:
+        """One random write; the object the server returned, None for a no-op patch."""
         namespace, name = rng.choice(pool)
         current = self.server.get(CONFIGMAPS, name, namespace)
         roll = rng.random()
         if current is None:
             obj = self.server.create(CONFIGMAPS, self._cm_body(rng, namespace, name))
-        elif roll < 0.45:
-            obj = self.server.patch(
-                CONFIGMAPS, name, {"data": {"v": str(rng.random())}}, namespace=namespace
-            )
         elif roll < 0.75:
-            tier = rng.choice((*TIERS, None))
-            obj = self.server.patch(
-                CONFIGMAPS, name, {"metadata": {"labels": {"tier": tier}}}, namespace=namespace
-            )
+            if roll < 0.45:
+                patch: dict[str, Any] = {"data": {"v": str(rng.random())}}
+            else:
+                patch = {"metadata": {"labels": {"tier": rng.choice((*TIERS, None))}}}
+            obj = self.server.patch(CONFIGMAPS, name, patch, namespace=namespace)
+            if obj["metadata"]["resourceVersion"] == current["metadata"]["resourceVersion"]:
+                return None  # a no-op patch: no revision, no event
         else:
             obj = self.server.delete(CONFIGMAPS, name, namespace)
             self._record(obj, deleted=True)
@@ -306,10 +306,9 @@ class _Run:
             await self.writing.wait()
             await asyncio.sleep(rng.random() * 0.004)  # pacing of the workload, not a sync
             await self.writing.wait()
-            before = self.server.revision
             obj = self.write_once(rng, pool)
-            if self.server.revision == before:
-                continue  # a no-op patch: no revision, nothing to wait for
+            if obj is None:
+                continue  # nothing to wait for
             self.out.figures["writes"] += 1
             if rng.random() < 0.35:
                 self._spawn_wait(obj, rng)
@@ -372,7 +371,10 @@ class _Run:
         k, common = step.kind, {"nth": step.nth, "times": step.times}
         ae = step.after_events
         rules: dict[str, Callable[[], Fault]] = {
-            "list_410_first": lambda: Fault(verb="list", page=1, status=410, **common),
+            # "too old" needs an RV: a consistent read (RV unset) is never answered 410
+            "list_410_first": lambda: Fault(
+                verb="list", page=1, status=410, predicate=_not_consistent, **common
+            ),
             "list_410_continue": lambda: Fault(verb="list", page=2, status=410, **common),
             "watch_410_http": lambda: Fault(verb="watch", status=410, **common),
             "watch_410_event": lambda: Fault(
@@ -435,7 +437,7 @@ class _Run:
                 "live_410_event": Fault(error_event=EXPIRED_STATUS),
                 "live_malformed_line": Fault(malformed_line=True),
             }[step.kind]
-            self.out.faults[step.kind] += server.disrupt_watches(action, CONFIGMAPS) - 1
+            self.out.faults[step.kind] += server.disrupt_watches(action) - 1
         elif step.kind == "restore":
             await self._restore(step)
 
@@ -581,10 +583,18 @@ class _Run:
                     deltas = _Deliveries(f"deltas-{i}", self.out, slow=False)
                     deltas.observe_deltas(inf)
                     self.watched.append(_Watched(spec, inf, fast, slow, deltas, handlers))
+                if s.controller:
+                    self._add_operator(api, transport)
                 for w in self.watched:
                     w.inf.start()
+                if self.operator is not None:
+                    self.operator.children.start()
+                    self.operator.controller.start()
                 await self._body([st for st in steps if st.at_op > 0])
             finally:
+                if self.operator is not None:
+                    await self.operator.controller.stop()
+                    await self.operator.children.stop()
                 for w in self.watched:
                     await w.inf.stop()
                 for task in list(self.wait_tasks):
@@ -603,6 +613,24 @@ class _Run:
         ]
         if left:
             self.out.violate("leak", f"tasks left after stop: {[repr(t.get_coro()) for t in left]}")
+
+    def _add_operator(self, api: Any, transport: Transport) -> None:
+        """The child-per-parent controller, on informers of its own (checked like the others)."""
+        for ns in NAMESPACES:  # its creates go over HTTP, into namespaces that must exist
+            with contextlib.suppress(StatusError):
+                self.server.create(NAMESPACES_RESOURCE, {"metadata": {"name": ns}})
+        spec = InformerSpec(None, None, 3, "auto", (30, 30))
+        parents = Informer(transport, CONFIGMAPS, options=self.options(spec))
+        fast = _Deliveries("fast-operator", self.out, slow=False)
+        slow = _Deliveries("slow-operator", self.out, slow=True)
+        handlers = (fast.attach(parents), slow.attach(parents))
+        deltas = _Deliveries("deltas-operator", self.out, slow=False)
+        deltas.observe_deltas(parents)
+        self.watched.append(_Watched(spec, parents, fast, slow, deltas, handlers))
+        children = Informer(transport, SECRETS, options=self.options(spec))
+        self.operator = ChildOperator(
+            api, parents, children, self.server, self.out.violate, self.out.figures
+        )
 
     async def _body(self, steps: list[FaultStep]) -> None:
         sampler = asyncio.create_task(self.sampler())
@@ -623,6 +651,9 @@ class _Run:
             self.server.faults.clear()
             self.server.stale_lag = 0  # a lagging replica catches up once the storm is over
             if await self._converge_all("final"):
+                if self.operator is not None:
+                    for problem in await self.operator.quiesce(self.server, CONVERGE_TIMEOUT):
+                        self.out.violate("operator_end_state", problem)
                 for w in self.watched:
                     for handler in w.handlers:
                         await asyncio.wait_for(handler.wait_idle(), CONVERGE_TIMEOUT)
@@ -646,8 +677,10 @@ class _Run:
         for kind, fault in self.fault_rules:
             if fault.fired:
                 out.faults[kind] += fault.fired
-            # a stream fault set to act after N events may never act (the stream ended first)
-            if "410" in kind and (kind != "watch_410_event" or not fault.after_events):
+            # a watch answered 410 (HTTP or ERROR event) is an expired RV; a stream fault set to
+            # act after N events may never act (the stream ended first). List 410s are not
+            # counted here: on a first NotOlderThan page they mean an old server's Exact reading
+            if kind == "watch_410_http" or (kind == "watch_410_event" and not fault.after_events):
                 expired_fired += fault.fired
             if kind == "list_504_too_large":
                 too_large_fired += fault.fired

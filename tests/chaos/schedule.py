@@ -8,7 +8,7 @@ always returns the same schedule for the same seed; ``harness.run_schedule`` exe
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 NAMESPACES = ("ns-a", "ns-b", "ns-c")
@@ -124,6 +124,7 @@ class Schedule:
     ops_per_writer: int
     faults: tuple[FaultStep, ...] = field(default=())
     keys_per_namespace: int = 4  # each writer's names per namespace (1: one hot key each)
+    controller: bool = False  # also run the child-per-parent controller (tests/chaos/operator)
 
     @property
     def total_ops(self) -> int:
@@ -133,7 +134,8 @@ class Schedule:
         lines = [
             f"seed {self.seed}: personality={self.personality} "
             f"compaction_window={self.compaction_window} bookmarks={self.bookmark_interval}s "
-            f"initial={self.initial_objects} writers={self.writers}x{self.ops_per_writer}",
+            f"initial={self.initial_objects} writers={self.writers}x{self.ops_per_writer}"
+            + (" +controller" if self.controller else ""),
             *(f"  informer {spec.describe()}" for spec in self.informers),
             *(f"  fault {step.describe()}" for step in self.faults),
         ]
@@ -168,6 +170,9 @@ class Schedule:
             first = next(i for i, s in enumerate(steps) if s.kind == "restore")
             steps = [s for i, s in enumerate(steps) if s.kind != "restore" or i == first]
         steps.sort(key=lambda s: s.at_op)
+        controller = rng.random() < 0.35
+        if controller:  # a restore also undoes the controller's writes: out of its contract
+            steps = [replace(s, kind="compact") if s.kind == "restore" else s for s in steps]
         return cls(
             seed=seed,
             personality=personality,
@@ -178,6 +183,7 @@ class Schedule:
             writers=writers,
             ops_per_writer=ops,
             faults=tuple(steps),
+            controller=controller,
         )
 
 
