@@ -29,7 +29,13 @@ from informer.errors import (
     WatchLineTooLong,
     WatchStreamError,
 )
-from informer.informer import Handler, HandlerStats, Informer, SharedInformerFactory
+from informer.informer import (
+    Handler,
+    HandlerStats,
+    Informer,
+    InformerState,
+    SharedInformerFactory,
+)
 from informer.leader_election import ElectionState, LeaderElector
 from informer.objects import KubeObject
 from informer.ownership import (
@@ -86,6 +92,7 @@ __all__ = [
     "Handler",
     "HandlerStats",
     "Informer",
+    "InformerState",
     "Invalid",
     "InvalidResourceVersion",
     "KubeObject",

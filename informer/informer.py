@@ -12,6 +12,7 @@ A delivery interrupted by ``stop`` stays queued and is made again when the infor
 from __future__ import annotations
 
 import asyncio
+import enum
 import inspect
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, Awaitable, Callable, Hashable, Mapping
@@ -27,7 +28,7 @@ from informer.resource import Resource
 from informer.store import Delta, Store, Tombstone
 from informer.transport import Transport
 
-__all__ = ["Handler", "HandlerStats", "Informer", "SharedInformerFactory"]
+__all__ = ["Handler", "HandlerStats", "Informer", "InformerState", "SharedInformerFactory"]
 
 _log = get_logger("informer.informer")
 
@@ -158,6 +159,30 @@ class Handler:
                 self._delivered += 1
 
 
+class InformerState(enum.Enum):
+    """The lifecycle of an ``Informer`` or a ``SharedInformerFactory``."""
+
+    STOPPED = "stopped"  # never started, or stopped
+    RUNNING = "running"  # started (start, async with or run), until stop or cancellation
+    STOPPING = "stopping"  # stop() is waiting for the reflector and handlers to end
+
+
+class _Driver:
+    """One start of an informer: the task running it, and the start it must wait for."""
+
+    task: asyncio.Task[None]
+
+    def __init__(self, previous: _Driver | None) -> None:
+        self.previous = previous
+
+
+async def _ended(driver: _Driver | None) -> None:
+    """Until ``driver`` and every older driver it may still be waiting for have ended."""
+    while driver is not None:
+        await asyncio.wait([driver.task])
+        driver = driver.previous  # None once it had waited for it; set if it never ran
+
+
 class Informer:
     """Lists and watches one resource into a store and calls handlers with its changes.
 
@@ -189,10 +214,15 @@ class Informer:
             on_deltas=self._dispatch,
         )
         self._handlers: list[Handler] = []
-        self._task: asyncio.Task[None] | None = None
-        self._running = False
+        self._state = InformerState.STOPPED
+        self._driver: _Driver | None = None  # the latest; an older one may still be ending
+        self._serving = False  # handlers started by the driver and not yet being stopped
 
     # -- lifecycle -------------------------------------------------------------------------
+    @property
+    def state(self) -> InformerState:
+        return self._state
+
     async def __aenter__(self) -> Self:
         self.start()
         return self
@@ -206,38 +236,80 @@ class Informer:
         await self.stop()
 
     def start(self) -> None:
-        """Run in a background task (``stop`` ends it; ``start`` again resumes from the cache)."""
-        if self._task is None and not self._running:
-            self._running = True  # claimed at once: a run() meanwhile is refused
-            self._task = asyncio.create_task(self._run(), name=f"informer-{self.resource.plural}")
+        """Run in a background task (``stop`` ends it; ``start`` again resumes from the cache).
+
+        Does nothing while running. During a ``stop``, the informer runs again as soon as that
+        stop's teardown has ended: one reflector at a time, every handler alive.
+        """
+        if self._state is not InformerState.RUNNING:
+            self._launch()
 
     async def stop(self) -> None:
-        """Cancel the reflector and the handler tasks, and wait for them to end."""
-        task, self._task = self._task, None
-        await _cancel(task)
-        if task is not None:
-            self._running = False  # also when the task was cancelled before it ran
+        """Cancel the reflector and the handler tasks, and return once they have ended.
+
+        Every concurrent ``stop`` returns only then; an informer driven by ``run`` is stopped too
+        (``run`` then returns). A ``start`` during the stop wins: the informer runs again after.
+        """
+        await _ended(self._begin_stop())
+
+    def _begin_stop(self) -> _Driver | None:
+        """Cancel the running driver (once); the driver ``stop`` must wait for, if any."""
+        driver = self._driver
+        if driver is not None and self._state is InformerState.RUNNING:
+            self._state = InformerState.STOPPING
+            driver.task.cancel()
+        return driver
 
     async def run(self) -> None:
-        """List, watch and deliver to handlers until cancelled.
+        """List, watch and deliver to handlers until ``stop`` (then returns) or cancelled (then
+        stops and raises ``CancelledError``).
 
-        Raises ``RuntimeError`` if the informer is already running (``start`` or another ``run``):
-        two reflectors must never write one store.
+        Raises ``RuntimeError`` if the informer is already running (``start``, ``async with`` or
+        another ``run``): two reflectors must never write one store.
         """
-        if self._running:
+        if self._state is InformerState.RUNNING:
             raise RuntimeError("informer is already running")
-        self._running = True
-        await self._run()
-
-    async def _run(self) -> None:
-        for handler in self._handlers:
-            handler.start()
+        driver = self._launch()
         try:
+            await _ended(driver)
+        except asyncio.CancelledError:
+            if self._driver is driver:  # not replaced by a later start: stop it
+                await self.stop()
+            raise
+        if not driver.task.cancelled() and (exc := driver.task.exception()) is not None:
+            raise exc
+
+    def _launch(self) -> _Driver:
+        """A new driver, chained after the one that may still be stopping."""
+        driver = _Driver(self._driver)
+        driver.task = asyncio.create_task(
+            self._drive(driver), name=f"informer-{self.resource.plural}"
+        )
+        driver.task.add_done_callback(lambda _: self._ended(driver))  # also if it never ran
+        self._driver = driver
+        self._state = InformerState.RUNNING
+        return driver
+
+    async def _drive(self, driver: _Driver) -> None:
+        try:
+            await _ended(driver.previous)  # its teardown first: one reflector at a time
+            driver.previous = None
+            self._serving = True
+            for handler in self._handlers:
+                handler.start()
             await self.reflector.run()
         finally:
-            self._running = False
-            for handler in self._handlers:
-                await handler.stop()
+            if driver.previous is not None:  # stopped before the previous one had ended
+                await _ended(driver.previous)
+            else:
+                self._serving = False
+                for handler in list(self._handlers):
+                    await handler.stop()
+
+    def _ended(self, driver: _Driver) -> None:
+        if self._driver is driver:
+            self._driver = None
+            self._state = InformerState.STOPPED
 
     # -- sync and freshness ----------------------------------------------------------------
     @property
@@ -306,7 +378,7 @@ class Informer:
             for obj in self.store.list():
                 handler.push(Delta("added", obj, None, True))
         self._handlers.append(handler)
-        if self._running:
+        if self._serving:
             handler.start()
         return handler
 
@@ -355,7 +427,7 @@ class SharedInformerFactory:
         self.transport = client if isinstance(client, Transport) else Transport(client)
         self.options = options or ReflectorOptions()
         self._informers: dict[Hashable, Informer] = {}
-        self._started = False
+        self._state = InformerState.STOPPED
 
     def informer(
         self,
@@ -386,7 +458,7 @@ class SharedInformerFactory:
                 options=options,
             )
             self._informers[key] = inf
-            if self._started:
+            if self._state is InformerState.RUNNING:
                 inf.start()
         return inf
 
@@ -395,8 +467,9 @@ class SharedInformerFactory:
         return list(self._informers.values())
 
     def start(self) -> None:
-        """Start every informer (and those created later)."""
-        self._started = True
+        """Start every informer (and those created later). During a ``stop``, this start wins:
+        each informer runs again once its teardown has ended."""
+        self._state = InformerState.RUNNING
         for inf in self._informers.values():
             inf.start()
 
@@ -405,9 +478,18 @@ class SharedInformerFactory:
         async with asyncio.timeout(timeout):
             await asyncio.gather(*(inf.reflector.synced.wait() for inf in self.informers))
 
+    @property
+    def state(self) -> InformerState:
+        return self._state
+
     async def stop(self) -> None:
-        self._started = False
-        await asyncio.gather(*(inf.stop() for inf in self.informers))
+        """Stop every informer; returns once they have all ended (also for concurrent calls)."""
+        if self._state is InformerState.RUNNING:
+            self._state = InformerState.STOPPING
+        await asyncio.gather(*(_ended(inf._begin_stop()) for inf in self.informers))
+        stopped = all(inf.state is InformerState.STOPPED for inf in self.informers)
+        if self._state is InformerState.STOPPING and stopped:  # else a later start won
+            self._state = InformerState.STOPPED
 
     async def __aenter__(self) -> Self:
         self.start()
