@@ -150,3 +150,9 @@ async def test_other_writes_record_update_entries(api_server: ApiServer, client:
     )
     assert any(e["manager"] == "Python" for e in updated.body["metadata"]["managedFields"])
     assert api_server.get(CONFIGMAPS, "a", "default") == updated.body
+
+
+async def test_apply_with_dry_run_stores_nothing(api_server: ApiServer, client: Client) -> None:
+    created = await apply(api_server, client, config(x="1"), "alice", dryRun="All")
+    assert created.status == 201 and created.body["data"] == {"x": "1"}
+    assert api_server.get(CONFIGMAPS, "a", "default") is None

@@ -37,8 +37,10 @@ def pod() -> dict[str, Any]:
     }
 
 
-async def smp(api_server: ApiServer, client: Client, patch: Any) -> dict[str, Any]:
-    reply = await client.request(api_server, "PATCH", POD_PATH, patch, content_type=SMP)
+async def smp(
+    api_server: ApiServer, client: Client, patch: Any, path: str = POD_PATH
+) -> dict[str, Any]:
+    reply = await client.request(api_server, "PATCH", path, patch, content_type=SMP)
     assert reply.status == 200, reply.body
     body: dict[str, Any] = reply.body
     return body
@@ -164,3 +166,51 @@ async def test_custom_resources_do_not_take_strategic_merge_patches(
         content_type=SMP,
     )
     assert reply.status == 415 and reply.body["reason"] == "UnsupportedMediaType"
+
+
+async def test_a_deployment_template_merges_containers_and_retains_strategy_keys(
+    api_server: ApiServer, client: Client
+) -> None:
+    deployment = {
+        "metadata": {"name": "d", "namespace": "default"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "d"}},
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}},
+            "template": {
+                "metadata": {"labels": {"app": "d"}},
+                "spec": {
+                    "containers": [
+                        {"name": "app", "image": "app:1"},
+                        {"name": "sidecar", "image": "side:1"},
+                    ]
+                },
+            },
+        },
+    }
+    reply = await client.request(
+        api_server, "POST", "/apis/apps/v1/namespaces/default/deployments", deployment
+    )
+    assert reply.status == 201, reply.body
+    patch = {
+        "spec": {
+            "strategy": {"$retainKeys": ["type"], "type": "Recreate"},
+            "template": {"spec": {"containers": [{"name": "app", "image": "app:2"}]}},
+        }
+    }
+    path = "/apis/apps/v1/namespaces/default/deployments/d"
+    spec = (await smp(api_server, client, patch, path))["spec"]
+    assert spec["strategy"] == {"type": "Recreate"}
+    assert [c["image"] for c in spec["template"]["spec"]["containers"]] == ["app:2", "side:1"]
+
+
+async def test_an_explicit_merge_directive_and_null_deletes(
+    api_server: ApiServer, client: Client
+) -> None:
+    api_server.create(PODS, pod())
+    patched = await smp(
+        api_server,
+        client,
+        {"metadata": {"labels": {"$patch": "merge", "a": "1"}}, "spec": {"volumes": None}},
+    )
+    assert patched["metadata"]["labels"] == {"a": "1"}
+    assert "volumes" not in patched["spec"]
