@@ -10,6 +10,7 @@ reconcile waits for the cache to show the child, and while it does not, the key 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
@@ -273,3 +274,28 @@ async def test_opaque_resource_versions_fail_open_logged_once(api_server_factory
     warnings = [e for e in logs if e["event"] == "controller.rv_not_comparable"]
     assert len(warnings) == 1
     assert ctl.statistics().stale_skips == 0
+
+
+async def test_stopping_does_not_wait_out_a_freshness_wait(api_server: ApiServer) -> None:
+    async with setup(api_server) as s:
+        ctl = Controller(
+            one_child_per_parent(s),
+            for_=s.parents,
+            owns=[s.children],
+            client=s.client,
+            freshness_timeout=3600.0,  # only a stop can end it
+        )
+        ctl.start()
+        await ctl.wait_running(10)
+        await s.stall_children_watch()
+        s.server.create(CONFIGMAPS, parent("p"))
+        await wait_until(lambda: s.creates() == 1)
+        s.server.patch(CONFIGMAPS, "p", {"data": {"k": "2"}}, namespace="default")
+        # the first reconcile is over; the second is taken and waits for the child's event
+        await wait_until(
+            lambda: ctl.statistics().reconciles == 1 and ctl.queue.statistics().processing == 1
+        )
+        async with asyncio.timeout(10):
+            await ctl.stop()  # the worker waiting for freshness is cut, not awaited
+        stats = ctl.statistics()
+        assert (stats.reconciles, stats.stale_skips, s.creates()) == (1, 0, 1)

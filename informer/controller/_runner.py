@@ -211,8 +211,12 @@ class Controller:
 
     async def run(self) -> None:
         """Reconcile until cancelled; then stop gracefully."""
-        if self._state in (ControllerState.SYNCING, ControllerState.RUNNING):
-            raise RuntimeError(f"controller {self.name} is already running")
+        if self._state in (
+            ControllerState.SYNCING,
+            ControllerState.RUNNING,
+            ControllerState.STOPPING,
+        ):
+            raise RuntimeError(f"controller {self.name} is already running (or stopping)")
         if self._state is not ControllerState.NEW:
             self.queue = self._new_queue()  # a new run starts from the caches, not old keys
         self._state = ControllerState.SYNCING
