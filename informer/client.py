@@ -211,7 +211,7 @@ class Client:
             raise status_error(status, data[:_ERROR_BODY_LIMIT], retry_after_header=retry_after)
         try:
             return KubeObject.from_raw(data)
-        except (msgspec.DecodeError, UnicodeError) as exc:
+        except (msgspec.DecodeError, UnicodeError, RecursionError) as exc:
             raise MalformedResponse(f"{method} {path}: the answer is not an object") from exc
 
     @staticmethod

@@ -35,6 +35,7 @@ __all__ = [
 ]
 
 _TEXT_LIMIT = 512
+_RETRY_AFTER_MAX = 1e9  # seconds; callers cap it much lower (BackoffPolicy.max_retry_after)
 _RETRY_AFTER = re.compile(r"[0-9]{1,9}(\.[0-9]+)?")
 # The code a Status reason implies when the body carries no usable one.
 _REASON_CODES = {"Expired": 410, "Gone": 410, "TooManyRequests": 429}
@@ -165,13 +166,10 @@ class StaleCacheError(Exception):
 
 def _parse_retry_after(header: str | None, details: Mapping[str, Any]) -> float | None:
     seconds = details.get("retryAfterSeconds")
-    if (
-        isinstance(seconds, int | float)
-        and not isinstance(seconds, bool)
-        and math.isfinite(seconds)
-        and seconds >= 0
-    ):
-        return float(seconds)
+    if isinstance(seconds, int) and not isinstance(seconds, bool) and seconds >= 0:
+        return float(min(seconds, _RETRY_AFTER_MAX))  # 10**400 does not fit a float
+    if isinstance(seconds, float) and math.isfinite(seconds) and seconds >= 0:
+        return min(seconds, _RETRY_AFTER_MAX)
     if header:
         text = header.strip()
         if not _RETRY_AFTER.fullmatch(text):
@@ -200,7 +198,7 @@ def _decode_status(body: bytes | str | Mapping[str, Any] | None) -> Mapping[str,
         return None
     try:
         value = msgspec.json.decode(body)
-    except (msgspec.DecodeError, UnicodeError):
+    except (msgspec.DecodeError, UnicodeError, RecursionError):  # deep nesting: not a Status
         return None
     return value if isinstance(value, dict) else None
 

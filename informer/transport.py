@@ -84,6 +84,9 @@ class _Bookmark(msgspec.Struct):
     object: _BookmarkObject
 
 
+# what decoding server bytes may raise: RecursionError for JSON nested deeper than msgspec's limit
+_DECODE_ERRORS = (msgspec.DecodeError, UnicodeError, RecursionError)
+
 _list_decoder = msgspec.json.Decoder(_ListBody)
 _envelope_decoder = msgspec.json.Decoder(_Envelope)
 _bookmark_decoder = msgspec.json.Decoder(_Bookmark)
@@ -280,7 +283,7 @@ class Transport:
             resp.release()
         try:
             return msgspec.json.decode(body)
-        except (msgspec.DecodeError, UnicodeError) as exc:
+        except _DECODE_ERRORS as exc:
             raise MalformedResponse(f"GET {path}: body is not JSON: {exc}") from exc
 
     async def list_page(
@@ -320,25 +323,7 @@ class Transport:
             raise TransportError(f"GET {path}: reading the list: {exc}") from exc
         finally:
             resp.release()
-        try:
-            decoded = _list_decoder.decode(body)
-            kind, api_version = resource.kind, resource.api_version
-            item = KubeObject.from_list_item
-            items = [
-                item(raw, kind, api_version, known=known, trim=trim) for raw in decoded.items or ()
-            ]
-        except (msgspec.DecodeError, UnicodeError) as exc:
-            raise MalformedResponse(f"GET {path}: list body is not a list: {exc}") from exc
-        if decoded.kind == "Status":
-            # A 2xx Status (a proxy, an odd server) is not an empty list at RV "".
-            err = status_error(None, body)
-            if err.status.get("status") == "Success" or 200 <= err.code < 300:
-                raise MalformedResponse(f"GET {path}: a {err.code} Status instead of a list")
-            raise err
-        meta = decoded.metadata
-        return ListPage(
-            items, meta.resource_version, meta.continue_ or None, meta.remaining_item_count
-        )
+        return _decode_list(body, resource, path, known, trim)
 
     def watch(
         self,
@@ -499,13 +484,41 @@ class WatchStream:
             await t._pool.release(self.beyond_pool)
 
 
+def _decode_list(
+    body: bytes,
+    resource: Resource,
+    path: str,
+    known: Known | None = None,
+    trim: Trim | None = None,
+) -> ListPage:
+    """A 2xx LIST body: a ``ListPage``, else ``MalformedResponse`` (or the ``ApiError`` of a
+    Status in its place)."""
+    try:
+        decoded = _list_decoder.decode(body)
+        kind, api_version = resource.kind, resource.api_version
+        item = KubeObject.from_list_item
+        items = [
+            item(raw, kind, api_version, known=known, trim=trim) for raw in decoded.items or ()
+        ]
+    except _DECODE_ERRORS as exc:
+        raise MalformedResponse(f"GET {path}: list body is not a list: {exc}") from exc
+    if decoded.kind == "Status":
+        # A 2xx Status (a proxy, an odd server) is not an empty list at RV "".
+        err = status_error(None, body)
+        if err.status.get("status") == "Success" or 200 <= err.code < 300:
+            raise MalformedResponse(f"GET {path}: a {err.code} Status instead of a list")
+        raise err
+    meta = decoded.metadata
+    return ListPage(items, meta.resource_version, meta.continue_ or None, meta.remaining_item_count)
+
+
 def _decode_last_line(line: bytes, offset: int, path: str) -> WatchEvent | None:
     """The unterminated line a stream ended with: an event when complete, else an error."""
     if not line.strip():
         return None
     try:
         msgspec.json.decode(line)
-    except (msgspec.DecodeError, UnicodeError) as exc:
+    except _DECODE_ERRORS as exc:
         raise WatchStreamError(
             f"watch {path}: stream ended inside a line at byte {offset}"
         ) from exc
@@ -516,7 +529,7 @@ def _decode_line(line: bytes, offset: int) -> WatchEvent | None:
     """One watch line, decoded once into the event type and the object the store keeps."""
     try:
         kind, obj = KubeObject.from_event_line(line)
-    except (msgspec.DecodeError, UnicodeError) as exc:
+    except _DECODE_ERRORS as exc:
         if not line.strip():
             return None
         return _decode_bad_line(line, offset, exc)
@@ -529,7 +542,7 @@ def _decode_line(line: bytes, offset: int) -> WatchEvent | None:
     if kind == "BOOKMARK":
         try:
             meta = _bookmark_decoder.decode(line).object.metadata
-        except (msgspec.DecodeError, UnicodeError) as exc:
+        except _DECODE_ERRORS as exc:
             raise MalformedWatchLine(offset, f"bad object: {exc}", line) from exc
         end = (meta.annotations or {}).get(INITIAL_EVENTS_END) == "true"
         return WatchEvent("BOOKMARK", obj, end)
@@ -540,7 +553,7 @@ def _decode_bad_line(line: bytes, offset: int, exc: Exception) -> WatchEvent | N
     """A line the one-pass decode refused: classify it (rare, so decoded again step by step)."""
     try:
         env = _envelope_decoder.decode(line)
-    except (msgspec.DecodeError, UnicodeError) as exc2:
+    except _DECODE_ERRORS as exc2:
         if isinstance(exc2, msgspec.ValidationError) and _is_status(line):
             # A Status where an event belongs (an odd server or proxy): classify it.
             raise status_error(None, line) from None
@@ -562,5 +575,5 @@ _kind_decoder = msgspec.json.Decoder(_Kind)
 def _is_status(line: bytes) -> bool:
     try:
         return _kind_decoder.decode(line).kind == "Status"
-    except (msgspec.DecodeError, UnicodeError):
+    except _DECODE_ERRORS:
         return False
