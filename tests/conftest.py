@@ -74,6 +74,17 @@ def cm(name: str, namespace: str = "default", **labels: str) -> dict[str, Any]:
     }
 
 
+def three_then_backup_then_three(server: ApiServer) -> int:
+    """Create ConfigMaps c0..c2, take the revision as a backup, create c3..c5; the backup (for
+    ``server.restore``: a server restored from etcd, whose RVs go back)."""
+    for i in range(3):
+        server.create(CONFIGMAPS, cm(f"c{i}"))
+    backup = server.revision
+    for i in range(3, 6):
+        server.create(CONFIGMAPS, cm(f"c{i}"))
+    return backup
+
+
 @asynccontextmanager
 async def running_informer(
     server: ApiServer,

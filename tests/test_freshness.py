@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from conftest import cm, running_informer, wait_until
+from conftest import cm, running_informer, three_then_backup_then_three, wait_until
 from kubernetes_asyncio import client as k8s
 
 from informer.errors import StaleCacheError
@@ -131,11 +131,7 @@ async def test_wait_above_a_restored_cache_rv_fails_with_cache_went_backwards() 
     # The cache relists at an older RV (etcd restore): an RV of the lost timeline will be reused by
     # other writes, so a pending wait for it must not hang, nor later claim it was reached.
     async with ApiServer("restored", too_large_wait=0.01) as server:
-        for i in range(3):
-            server.create(CONFIGMAPS, cm(f"c{i}"))
-        backup = server.revision
-        for i in range(3, 6):
-            server.create(CONFIGMAPS, cm(f"c{i}"))
+        backup = three_then_backup_then_three(server)
         async with running_informer(server) as inf:
             await server.wait_for_watchers(1)
             wanted = str(int(inf.store.resource_version) + 1)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import cm, running_informer, wait_until
+from conftest import cm, running_informer, three_then_backup_then_three, wait_until
 
 from informer.resource import CONFIGMAPS
 from informer.resource_version import InvalidResourceVersion
@@ -36,11 +36,7 @@ async def test_opaque_rv_server_falls_back_to_equality_semantics() -> None:
 
 async def test_restored_server_is_detected_and_relisted_consistently() -> None:
     async with ApiServer("restored", too_large_wait=0.01) as server:
-        for i in range(3):
-            server.create(CONFIGMAPS, cm(f"c{i}"))
-        backup = server.revision
-        for i in range(3, 6):
-            server.create(CONFIGMAPS, cm(f"c{i}"))
+        backup = three_then_backup_then_three(server)
         async with running_informer(server) as inf:
             assert len(inf.store) == 6
             await server.wait_for_watchers(1)
@@ -65,11 +61,7 @@ async def test_one_restore_counts_one_backwards() -> None:
     # The probe after the watch ended finds the server behind (counted), then the consistent relist
     # comes back older as expected: that is the same restore, not a second one.
     async with ApiServer("restored", too_large_wait=0.01) as server:
-        for i in range(3):
-            server.create(CONFIGMAPS, cm(f"c{i}"))
-        backup = server.revision
-        for i in range(3, 6):
-            server.create(CONFIGMAPS, cm(f"c{i}"))
+        backup = three_then_backup_then_three(server)
         async with running_informer(server) as inf:
             await server.wait_for_watchers(1)
             server.restore(backup)
