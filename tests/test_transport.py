@@ -1446,6 +1446,27 @@ async def test_bearer_token_from_kubeconfig_is_sent(api: FakeApi, tmp_path: Path
     assert [r.headers.get("Authorization") for r in api.requests] == [f"Bearer {SECRET}"] * 2
 
 
+async def test_a_watch_beyond_a_bounded_pool_keeps_auth_and_headers(
+    api: FakeApi, tmp_path: Path
+) -> None:
+    # A pool of one connection cannot spare any for a watch: the watch goes through a pool of
+    # its own, built from the same configuration (token, headers), closed with the watch.
+    api.respond_stream([event("ADDED", cm_obj("a", "1"))])
+    async with await kubeconfig_client(tmp_path, api.url) as client:
+        client.configuration.connection_pool_maxsize = 1
+        await client.rest_client.close()
+        client.rest_client = type(client.rest_client)(client.configuration)
+        client.set_default_header("X-Caller", "operator-7")
+        t = Transport(client)
+        stream = t.watch(CONFIGMAPS)
+        await drain(stream)
+        assert stream.beyond_pool
+        assert t._pool.beyond is None and t._pool.beyond_watches == 0
+    [req] = api.requests
+    assert req.headers.get("Authorization") == f"Bearer {SECRET}"
+    assert req.headers.get("X-Caller") == "operator-7"
+
+
 def everything_captured(
     caplog: pytest.LogCaptureFixture, structlogs: list[Any], errors: list[BaseException]
 ) -> str:
