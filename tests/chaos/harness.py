@@ -684,7 +684,10 @@ class _Run:
                 expired_fired += fault.fired
             if kind == "list_504_too_large":
                 too_large_fired += fault.fired
-        stats = [w.inf.statistics() for w in self.watched]
+        informers = [w.inf for w in self.watched]
+        if self.operator is not None:
+            informers.append(self.operator.children)  # fault rules meet its requests too
+        stats = [inf.statistics() for inf in informers]
         for name in ("events_applied", "relists", "lists", "watches", "bookmarks", "expired"):
             out.figures[name] += sum(getattr(st, name) for st in stats)
         out.figures["stale_dropped"] += sum(
