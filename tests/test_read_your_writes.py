@@ -18,7 +18,7 @@ from typing import Any
 
 from informer._log import capture_logs
 from informer.client import Client
-from informer.controller import Controller, Request, controller_owner
+from informer.controller import Controller, ControllerState, Request, controller_owner
 from informer.informer import Informer
 from informer.objects import KubeObject
 from informer.resource import CONFIGMAPS, SECRETS
@@ -299,3 +299,52 @@ async def test_stopping_does_not_wait_out_a_freshness_wait(api_server: ApiServer
             await ctl.stop()  # the worker waiting for freshness is cut, not awaited
         stats = ctl.statistics()
         assert (stats.reconciles, stats.stale_skips, s.creates()) == (1, 0, 1)
+
+
+def is_catch_up_list(r: Any) -> bool:
+    return r.verb == "list" and r.query.get("limit") == "500"
+
+
+async def test_a_run_first_catches_up_with_the_server_as_a_new_leader_must(
+    api_server: ApiServer,
+) -> None:
+    """Warm caches can lag behind the previous leader's writes: the workers start only once the
+    caches hold what a consistent list showed when the run started."""
+    async with setup(api_server) as s:
+        await s.stall_children_watch()
+        late = cm("late")
+        late["metadata"]["labels"] = {"role": "child"}
+        s.server.create(CONFIGMAPS, late)  # written by "the previous leader": not in the cache
+        seen: list[str] = []
+
+        async def reconcile(request: Request) -> None:
+            seen.append(request.name)
+
+        lists = sum(1 for r in s.server.requests if is_catch_up_list(r))
+        ctl = Controller(reconcile, for_=s.children, freshness_timeout=3600.0)
+        ctl.start()
+        await s.server.wait_for_requests(is_catch_up_list, count=lists + 1)
+        await wait_until(lambda: s.server.requests[-1].status != 0)
+        assert ctl.state is ControllerState.SYNCING and seen == []
+        await s.resume_children()
+        await ctl.wait_running(10)
+        await wait_until(lambda: sorted(seen) == ["late", "noise"])
+        await ctl.stop()
+
+
+async def test_without_catch_up_a_run_starts_on_the_cache_as_it_is(api_server: ApiServer) -> None:
+    async with setup(api_server) as s:
+        await s.stall_children_watch()
+        late = cm("late")
+        late["metadata"]["labels"] = {"role": "child"}
+        s.server.create(CONFIGMAPS, late)
+        seen: list[str] = []
+
+        async def reconcile(request: Request) -> None:
+            seen.append(request.name)
+
+        async with Controller(reconcile, for_=s.children, catch_up=False) as ctl:
+            await ctl.wait_running(10)
+            await wait_until(lambda: seen == ["noise"])
+            await s.resume_children()
+            await wait_until(lambda: sorted(seen) == ["late", "noise"])

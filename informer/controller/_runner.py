@@ -9,7 +9,12 @@
 - Adds of an informer's initial list go in at ``Priority.INITIAL``, other changes at
   ``Priority.LIVE``, periodic resyncs (``resync_period``) at ``Priority.RESYNC``.
 - Workers start only when every informer has synced and the controller's handlers have received
-  the initial state, so a first reconcile never sees a half-filled cache.
+  the initial state, so a first reconcile never sees a half-filled cache. With ``catch_up`` (the
+  default), each run also first waits, up to ``freshness_timeout``, until every informer holds
+  at least what a consistent list of its selection shows at that moment: a new leader with warm
+  caches must not act on caches older than the previous leader's last writes (it would delete
+  what it does not see yet, or create it again). This costs one list per informer and run; a
+  cache that does not get there in time is logged and the run starts.
 - ``reconcile(request)`` returns ``None`` (done: the key's backoff is forgotten), a delay in
   seconds or a ``Result`` (requeue after it), or raises (rate-limited requeue at the same
   priority). ``reconcile_timeout`` bounds one reconcile (counted, then retried as a failure).
@@ -47,8 +52,15 @@ from informer.controller._keys import (
     object_of,
     request_for,
 )
+from informer.errors import ApiError, StaleCacheError, TransportError
 from informer.informer import Handler, Informer
 from informer.objects import KubeObject
+from informer.resource_version import (
+    InvalidResourceVersion,
+    compare_resource_versions,
+    is_comparable,
+    rv_sort_key,
+)
 from informer.store import Tombstone
 from informer.workqueue import (
     Clock,
@@ -128,6 +140,7 @@ class Controller:
         reconcile_timeout: float | None = None,
         shutdown_timeout: float = 4.0,
         resync_period: float | None = None,
+        catch_up: bool = True,
         rate_limiter: RateLimiter | None = None,
         clock: Clock | None = None,
     ) -> None:
@@ -143,6 +156,7 @@ class Controller:
         self.reconcile_timeout = reconcile_timeout
         self.shutdown_timeout = shutdown_timeout
         self.resync_period = resync_period
+        self.catch_up = catch_up
         self._rate_limiter = rate_limiter
         self._clock = clock or MonotonicClock()
         self._log = _log.bind(controller=self.name)
@@ -227,6 +241,8 @@ class Controller:
         try:
             await asyncio.gather(*(inf.wait_for_sync() for inf in self.informers))
             await asyncio.gather(*(handler.wait_idle() for _, handler in handlers))
+            if self.catch_up:
+                await asyncio.gather(*(self._catch_up(inf) for inf in self.informers))
             self._state = ControllerState.RUNNING
             self._running.set()
             self._log.info("controller.started", workers=self.workers)
@@ -250,6 +266,35 @@ class Controller:
                 unsubscribe()
             self._state = ControllerState.STOPPED
             self._log.info("controller.stopped")
+
+    async def _catch_up(self, inf: Informer) -> None:
+        """Until ``inf`` holds at least the state a consistent list of its selection shows now:
+        every listed object at its listed RV or newer, none of the cached objects the list no
+        longer has. Needs no bookmark, so a quiet resource does not wait. Bounded by
+        ``freshness_timeout``; fails open (logged)."""
+        log = self._log.bind(resource=inf.resource.group_resource)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.freshness_timeout
+        try:
+            listed, list_rv = await _list_all(inf)
+            newest = max(
+                (rv for rv in listed.values() if is_comparable(rv)), key=rv_sort_key, default=None
+            )
+            if newest is not None:
+                await inf.wait_for_resource_version(newest, max(0.0, deadline - loop.time()))
+            if not is_comparable(list_rv):
+                return
+            for obj in inf.store.list():
+                rv = obj.resource_version
+                if obj.uid in listed or not is_comparable(rv):
+                    continue
+                if compare_resource_versions(rv, list_rv) <= 0:  # existed when listed: gone since
+                    status = {"kind": "Status", "details": {"name": obj.name, "uid": obj.uid}}
+                    await inf.wait_for_deletion(status, max(0.0, deadline - loop.time()))
+        except StaleCacheError:
+            log.warning("controller.catch_up_timeout")
+        except (InvalidResourceVersion, ApiError, TransportError) as exc:
+            log.warning("controller.catch_up_failed", error=describe_error(exc))
 
     async def _stop_workers(self, workers: list[asyncio.Task[None]]) -> None:
         """Let reconciles in flight finish (up to ``shutdown_timeout``); cut everything else."""
@@ -400,6 +445,27 @@ class Controller:
             queue=self.queue.statistics(),
             **self._counts,
         )
+
+
+async def _list_all(inf: Informer) -> tuple[dict[str, str], str]:
+    """uid -> RV of every object in ``inf``'s selection now (a consistent, paginated list), and
+    the list's RV."""
+    reflector = inf.reflector
+    listed: dict[str, str] = {}
+    continue_: str | None = None
+    while True:
+        page = await reflector.transport.list_page(
+            inf.resource,
+            namespace=reflector.namespace,
+            label_selector=reflector.label_selector,
+            field_selector=reflector.field_selector,
+            limit=500,
+            continue_=continue_,
+        )
+        listed.update((o.uid, o.resource_version) for o in page.items)
+        if not page.continue_:
+            return listed, page.resource_version
+        continue_ = page.continue_
 
 
 def _requeue_of(outcome: float | Result | None) -> tuple[float | None, int | None]:
