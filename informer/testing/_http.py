@@ -19,7 +19,7 @@ from informer.testing._registry import Registry
 from informer.testing._signals import Signal
 from informer.testing._status import StatusError
 from informer.testing._store import Kind
-from informer.testing._table import table, wants_table
+from informer.testing._table import TableEvents, table, wants_table
 from informer.testing._watch import WatchServer
 from informer.testing.faults import Fault, FaultSet, RecordedRequest
 
@@ -150,9 +150,13 @@ class HttpApi:
     ) -> web.StreamResponse:
         verb, namespace, name = route.verb, route.namespace, route.name
         resource = kind.resource
-        if verb == "watch":
-            return await self.watches.serve(request, record, kind, namespace, name, query, fault)
         table = wants_table(request.headers.get("Accept", "")) and not route.subresource
+        if verb == "watch":
+            spec = self.registry.strategy(resource).spec
+            convert = TableEvents(spec, query.get("includeObject", "Metadata")) if table else None
+            return await self.watches.serve(
+                request, record, kind, namespace, name, query, fault, convert
+            )
         if verb == "list":
             body = await self.lists.serve_list(kind, namespace, query, fault)
             if fault is not None and fault.cut_mid_line:

@@ -12,11 +12,15 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+import msgspec
+
 from informer.testing._catalog import Column, ResourceSpec
 
-__all__ = ["human_duration", "table", "wants_table"]
+__all__ = ["TableEvents", "human_duration", "table", "wants_table"]
 
 Json = dict[str, Any]
+_encode = msgspec.json.Encoder().encode
+_decode = msgspec.json.decode
 
 
 def wants_table(accept: str) -> bool:
@@ -188,7 +192,7 @@ def _cell(column: Column, obj: Json, now: datetime) -> Any:
         return computed(obj, now)
     value = _path(obj, column.path.lstrip("."))
     if value is None:
-        return "<none>" if column.type == "string" else None
+        return {"string": "<none>", "integer": 0}.get(column.type)
     return value
 
 
@@ -206,8 +210,10 @@ def table(
     list_meta: Json,
     include_object: str = "Metadata",
     now: datetime | None = None,
+    headers: bool = True,
 ) -> Json:
-    """A Table of ``objects`` with ``spec``'s columns; ``list_meta`` is the list's metadata."""
+    """A Table of ``objects`` with ``spec``'s columns; ``list_meta`` is the list's metadata;
+    without ``headers`` the column definitions are left out (watch events after the first)."""
     now = now or datetime.now(UTC)
     columns = spec.columns
     rows = []
@@ -218,6 +224,14 @@ def table(
         elif include_object != "None":
             row["object"] = _partial(obj)
         rows.append(row)
+    if not headers:
+        return {
+            "kind": "Table",
+            "apiVersion": "meta.k8s.io/v1",
+            "metadata": list_meta,
+            "columnDefinitions": None,
+            "rows": rows,
+        }
     return {
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
@@ -234,3 +248,27 @@ def table(
         ],
         "rows": rows,
     }
+
+
+class TableEvents:
+    """Re-encodes watch lines for a client that asked for Tables (``kubectl get -w``): each
+    event's object becomes a one-row Table, with column definitions in the first event only."""
+
+    def __init__(self, spec: ResourceSpec, include_object: str = "Metadata") -> None:
+        self.spec = spec
+        self.include_object = include_object
+        self.first = True
+
+    def __call__(self, lines: list[bytes]) -> list[bytes]:
+        converted = []
+        for line in lines:
+            event = _decode(line)
+            obj = event.get("object") or {}
+            if event.get("type") in ("ADDED", "MODIFIED", "DELETED"):
+                meta = {"resourceVersion": (obj.get("metadata") or {}).get("resourceVersion", "")}
+                event["object"] = table(
+                    self.spec, [obj], meta, self.include_object, headers=self.first
+                )
+                self.first = False
+            converted.append(_encode(event) + b"\n")
+        return converted

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
@@ -138,8 +139,11 @@ class WatchServer:
         name: str | None,
         query: dict[str, str],
         fault: Fault | None,
+        convert: Callable[[list[bytes]], list[bytes]] | None = None,
     ) -> web.StreamResponse:
-        """Validate, then stream until the timeout, a fault, a restore or the server's stop."""
+        """Validate, then stream until the timeout, a fault, a restore or the server's stop.
+
+        ``convert`` re-encodes event lines (Tables for ``kubectl get -w``)."""
         options, history, store = self.options, self.history, self.store
         resource = kind.resource
         rv = query.get("resourceVersion", "")
@@ -205,11 +209,13 @@ class WatchServer:
             if initial:
                 state = store.state_at(resource, start)
                 lines = [state[k].added_line() for k in self._initial_keys(watch, state)]
+                if convert is not None:
+                    lines = convert(lines)
                 trailer = None
                 if end_bookmark:
                     trailer = bookmark(kind, history.format_rv(start), True)
                 await writer.send(lines, trailer)
-            await self._stream(kind, watch, writer, deadline)
+            await self._stream(kind, watch, writer, deadline, convert)
         except (StreamEnd, ConnectionError):
             pass
         except StreamCut:
@@ -250,7 +256,14 @@ class WatchServer:
             elif old:
                 lines.append(change.line("DELETED"))
 
-    async def _stream(self, kind: Kind, watch: Watch, writer: WatchWriter, deadline: float) -> None:
+    async def _stream(
+        self,
+        kind: Kind,
+        watch: Watch,
+        writer: WatchWriter,
+        deadline: float,
+        convert: Callable[[list[bytes]], list[bytes]] | None = None,
+    ) -> None:
         history, options = self.history, self.options
         loop = asyncio.get_running_loop()
         now = loop.time()
@@ -293,6 +306,8 @@ class WatchServer:
                     trailer = bookmark(kind, history.format_rv(watch.cursor))
                 watch.force_bookmark = False
             if lines or trailer:
+                if convert is not None and lines:
+                    lines = convert(lines)
                 await writer.send(lines, trailer)
                 continue
             wake = min(deadline, next_bookmark, pre_timeout) - now

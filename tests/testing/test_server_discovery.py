@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
+from informer.resource import CONFIGMAPS
 from informer.testing import ApiServer
 
 from .server_helpers import CM_PATH, Client, cm
@@ -101,3 +103,37 @@ async def test_table_answers_for_kubectl_get(api_server: ApiServer, client: Clie
     assert one["kind"] == "Table" and len(one["rows"]) == 1
     _, _, plain = await fetch(client, api_server, CM_PATH, "application/json")
     assert plain["kind"] == "ConfigMapList"
+
+
+async def test_watch_events_carry_tables_when_asked(api_server: ApiServer, client: Client) -> None:
+    rv = api_server.create(CONFIGMAPS, cm("before"))["metadata"]["resourceVersion"]
+    url = f"{api_server.url}{CM_PATH}?watch=true&resourceVersion={rv}"
+    async with client.http.get(url, headers={"Accept": TABLE}) as response:
+        api_server.create(CONFIGMAPS, cm("one"))
+        api_server.create(CONFIGMAPS, cm("two"))
+        first = json.loads(await response.content.readline())
+        second = json.loads(await response.content.readline())
+    assert first["type"] == "ADDED" and first["object"]["kind"] == "Table"
+    assert [c["name"] for c in first["object"]["columnDefinitions"]] == ["Name", "Data", "Age"]
+    assert first["object"]["rows"][0]["cells"][:2] == ["one", 1]
+    assert second["object"]["columnDefinitions"] is None  # headers only in the first event
+    assert second["object"]["rows"][0]["cells"][0] == "two"
+
+
+async def test_missing_integer_cells_are_zero(api_server: ApiServer, client: Client) -> None:
+    body = {
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"a": "b"}},
+            "template": {
+                "metadata": {"labels": {"a": "b"}},
+                "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+            },
+        },
+    }
+    await client.request(api_server, "POST", "/apis/apps/v1/namespaces/default/deployments", body)
+    _, _, table = await fetch(
+        client, api_server, "/apis/apps/v1/namespaces/default/deployments", TABLE
+    )
+    assert table["rows"][0]["cells"][:4] == ["web", "0/2", 0, 0]
