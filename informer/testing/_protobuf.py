@@ -1,6 +1,7 @@
 """Kubernetes protobuf request bodies (``application/vnd.kubernetes.protobuf``), decoded for the
-few types kubectl's typed commands send (``kubectl create configmap|secret|namespace|
-serviceaccount``); any other is answered 415 with a Status, as by a server that cannot decode it.
+types kubectl's typed commands send (``kubectl create configmap|secret|namespace|serviceaccount|
+deployment|job|service``); any other is answered 415 with a Status, as by a server that cannot
+decode it.
 
 client-go falls back to JSON after a 415 only for CBOR, so ``kubectl create configmap`` needs
 its protobuf body read. No maintained Python library carries the Kubernetes message
@@ -21,9 +22,10 @@ __all__ = ["PROTOBUF", "decode_protobuf"]
 PROTOBUF: Final = "application/vnd.kubernetes.protobuf"
 _MAGIC: Final = b"k8s\x00"
 
-# message -> field number -> (json name, kind[, message]); kinds: str, bytes (base64 in JSON),
-# int, bool, msg, time, map (string->string), bmap (string->bytes), strs (repeated string),
-# msgs (repeated message)
+# message -> field number -> (json name, kind[, message]); kinds: str, int, bool, msg, msgs
+# (repeated message), strs (repeated string), time, map (string->string), bmap (string->bytes,
+# base64 in JSON), intstr (IntOrString), raw. Fields not listed are skipped: the messages list
+# what kubectl's ``create`` subcommands set.
 _Spec = dict[int, tuple[str, ...]]
 _MESSAGES: Final[dict[str, _Spec]] = {
     "Unknown": {1: ("typeMeta", "msg", "TypeMeta"), 2: ("raw", "raw")},
@@ -70,6 +72,82 @@ _MESSAGES: Final[dict[str, _Spec]] = {
         4: ("automountServiceAccountToken", "bool"),
     },
     "LocalObjectReference": {1: ("name", "str")},
+    "Empty": {},
+    "Deployment": {
+        1: ("metadata", "msg", "ObjectMeta"),
+        2: ("spec", "msg", "DeploymentSpec"),
+        3: ("status", "msg", "Empty"),
+    },
+    "DeploymentSpec": {
+        1: ("replicas", "int"),
+        2: ("selector", "msg", "LabelSelector"),
+        3: ("template", "msg", "PodTemplateSpec"),
+        4: ("strategy", "msg", "DeploymentStrategy"),
+        5: ("minReadySeconds", "int"),
+        6: ("revisionHistoryLimit", "int"),
+        7: ("paused", "bool"),
+        9: ("progressDeadlineSeconds", "int"),
+    },
+    "DeploymentStrategy": {1: ("type", "str")},
+    "LabelSelector": {1: ("matchLabels", "map")},
+    "PodTemplateSpec": {1: ("metadata", "msg", "ObjectMeta"), 2: ("spec", "msg", "PodSpec")},
+    "PodSpec": {
+        2: ("containers", "msgs", "Container"),
+        3: ("restartPolicy", "str"),
+        4: ("terminationGracePeriodSeconds", "int"),
+        6: ("dnsPolicy", "str"),
+        7: ("nodeSelector", "map"),
+        8: ("serviceAccountName", "str"),
+    },
+    "Container": {
+        1: ("name", "str"),
+        2: ("image", "str"),
+        3: ("command", "strs"),
+        4: ("args", "strs"),
+        5: ("workingDir", "str"),
+        6: ("ports", "msgs", "ContainerPort"),
+        7: ("env", "msgs", "EnvVar"),
+        8: ("resources", "msg", "Empty"),
+        14: ("imagePullPolicy", "str"),
+    },
+    "ContainerPort": {
+        1: ("name", "str"),
+        2: ("hostPort", "int"),
+        3: ("containerPort", "int"),
+        4: ("protocol", "str"),
+    },
+    "EnvVar": {1: ("name", "str"), 2: ("value", "str")},
+    "Job": {
+        1: ("metadata", "msg", "ObjectMeta"),
+        2: ("spec", "msg", "JobSpec"),
+        3: ("status", "msg", "Empty"),
+    },
+    "JobSpec": {
+        1: ("parallelism", "int"),
+        2: ("completions", "int"),
+        3: ("activeDeadlineSeconds", "int"),
+        6: ("template", "msg", "PodTemplateSpec"),
+        7: ("backoffLimit", "int"),
+    },
+    "Service": {
+        1: ("metadata", "msg", "ObjectMeta"),
+        2: ("spec", "msg", "ServiceSpec"),
+        3: ("status", "msg", "Empty"),
+    },
+    "ServiceSpec": {
+        1: ("ports", "msgs", "ServicePort"),
+        2: ("selector", "map"),
+        3: ("clusterIP", "str"),
+        4: ("type", "str"),
+    },
+    "ServicePort": {
+        1: ("name", "str"),
+        2: ("protocol", "str"),
+        3: ("port", "int"),
+        4: ("targetPort", "intstr"),
+        5: ("nodePort", "int"),
+    },
+    "IntOrString": {1: ("type", "int"), 2: ("intVal", "int"), 3: ("strVal", "str")},
     "Time": {1: ("seconds", "int"), 2: ("nanos", "int")},
     "Entry": {1: ("key", "raw"), 2: ("value", "raw")},
 }
@@ -78,6 +156,9 @@ _TOP_LEVEL: Final = {
     ("v1", "Secret"),
     ("v1", "Namespace"),
     ("v1", "ServiceAccount"),
+    ("v1", "Service"),
+    ("apps/v1", "Deployment"),
+    ("batch/v1", "Job"),
 }
 
 
@@ -147,6 +228,9 @@ def _message(data: bytes, name: str) -> dict[str, Any]:
             out[field] = value.decode()
         elif kind == "msg":
             out[field] = _message(value, described[2])
+        elif kind == "intstr":
+            both = _message(value, "IntOrString")
+            out[field] = both.get("strVal", "") if both.get("type") else both.get("intVal", 0)
         elif kind == "msgs":
             out.setdefault(field, []).append(_message(value, described[2]))
         elif kind == "strs":

@@ -132,3 +132,30 @@ def test_label(kubectl: Kubectl, unique_name: str) -> None:
     got = kubectl.json("get", "configmap", unique_name)
 
     assert got["metadata"]["labels"] == {"team": "red"}
+
+
+def _filled(value: Any) -> Any:
+    """``value`` without empty maps, lists, strings and nulls (omitempty either way)."""
+    if isinstance(value, dict):
+        return {k: _filled(v) for k, v in value.items() if v not in ({}, [], "", None)}
+    if isinstance(value, list):
+        return [_filled(v) for v in value]
+    return value
+
+
+def test_typed_create_commands_store_what_kubectl_built(kubectl: Kubectl, unique_name: str) -> None:
+    """deployment, service and job bodies come as protobuf: decoded, they are the objects
+    kubectl builds (its ``--dry-run=client -o json``)."""
+    commands = {
+        "deployment": ["deployment", unique_name, "--image=nginx", "--port=80", "--replicas=2"],
+        "service": ["service", "nodeport", unique_name, "--tcp=80:8080"],
+        "job": ["job", unique_name, "--image=busybox"],
+    }
+    for kind, args in commands.items():
+        built = json.loads(kubectl("create", *args, "--dry-run=client", "-o", "json").stdout)
+        kubectl("create", *args)
+
+        stored = kubectl.json("get", kind, unique_name)
+
+        assert _filled(stored["spec"]) == _filled(built["spec"]), kind
+        assert stored["metadata"].get("labels") == built["metadata"].get("labels")
