@@ -30,6 +30,7 @@ __all__ = [
     "decode_body",
     "encode",
     "error_response",
+    "prefers",
     "respond",
 ]
 
@@ -120,3 +121,18 @@ def _yaml(raw: bytes) -> Any:
         return yaml.load(raw, Loader=_loader)
     except yaml.YAMLError as error:
         raise st.bad_request(f"error converting YAML to JSON: {error}") from None
+
+
+def prefers(accept: str, as_kind: str, group: str, version: str) -> bool:
+    """Whether an ``Accept`` header asks first for ``application/json;as=KIND;g=GROUP;v=V``
+    (Table, APIGroupDiscoveryList), skipping other versions of that same form before it."""
+    for choice in accept.split(","):
+        params = {
+            k.strip(): v.strip() for k, _, v in (p.partition("=") for p in choice.split(";")[1:])
+        }
+        if params.get("as") == as_kind and params.get("g") == group:
+            if params.get("v") == version:
+                return True
+            continue
+        return False
+    return False

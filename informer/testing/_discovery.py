@@ -18,7 +18,7 @@ from aiohttp import web
 
 from informer.testing import _status as st
 from informer.testing._catalog import STATUS_VERBS, ResourceSpec
-from informer.testing._content import encode, respond
+from informer.testing._content import encode, prefers, respond
 from informer.testing._openapi import openapi_v2, openapi_v3_document, openapi_v3_index
 from informer.testing._options import ServerOptions
 from informer.testing._registry import Registry
@@ -68,18 +68,7 @@ def non_resource(request: web.Request, options: ServerOptions, registry: Registr
 
 def wants_aggregated(accept: str) -> bool:
     """Whether ``accept`` prefers aggregated discovery (v2) over the legacy documents."""
-    for choice in accept.split(","):
-        params = {
-            k.strip(): v.strip() for k, _, v in (p.partition("=") for p in choice.split(";")[1:])
-        }
-        if params.get("as") == "APIGroupDiscoveryList" and params.get("g") == (
-            "apidiscovery.k8s.io"
-        ):
-            if params.get("v") == "v2":
-                return True
-            continue
-        return False
-    return False
+    return prefers(accept, "APIGroupDiscoveryList", "apidiscovery.k8s.io", "v2")
 
 
 def version_info(options: ServerOptions) -> Json:

@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from informer.testing._catalog import Column, ResourceSpec
+from informer.testing._content import prefers
 
 __all__ = ["TableEvents", "human_duration", "table", "wants_table"]
 
@@ -24,17 +25,8 @@ _decode = msgspec.json.decode
 
 
 def wants_table(accept: str) -> bool:
-    """Whether an Accept header asks for a meta.k8s.io/v1 Table (its first choice that we serve)."""
-    for choice in accept.split(","):
-        params = {
-            k.strip(): v.strip() for k, _, v in (p.partition("=") for p in choice.split(";")[1:])
-        }
-        if params.get("as") == "Table" and params.get("g") == "meta.k8s.io":
-            if params.get("v") == "v1":
-                return True
-            continue
-        return False
-    return False
+    """Whether an Accept header asks for a meta.k8s.io/v1 Table first."""
+    return prefers(accept, "Table", "meta.k8s.io", "v1")
 
 
 def human_duration(seconds: float) -> str:

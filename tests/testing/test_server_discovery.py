@@ -137,3 +137,11 @@ async def test_missing_integer_cells_are_zero(api_server: ApiServer, client: Cli
         client, api_server, "/apis/apps/v1/namespaces/default/deployments", TABLE
     )
     assert table["rows"][0]["cells"][:4] == ["web", "0/2", 0, 0]
+
+
+async def test_kubernetes_asyncio_version_api(api_server: ApiServer) -> None:
+    from kubernetes_asyncio import client as k8s
+
+    async with api_server.api_client() as api:
+        info = await k8s.VersionApi(api).get_code()
+    assert info.git_version == "v1.35.0" and info.go_version and info.compiler == "gc"

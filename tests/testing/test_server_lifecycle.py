@@ -248,3 +248,35 @@ async def test_system_namespaces_cannot_be_deleted(api_server: ApiServer, client
     assert reply.body["message"] == (
         'namespaces "default" is forbidden: this namespace may not be deleted'
     )
+
+
+async def test_jobs_orphan_their_pods_by_default(api_server: ApiServer, client: Client) -> None:
+    jobs = "/apis/batch/v1/namespaces/default/jobs"
+    job = {
+        "metadata": {"name": "j"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "c", "image": "busybox"}],
+                }
+            }
+        },
+    }
+    made = (await client.request(api_server, "POST", jobs, job)).body
+    assert made["metadata"]["generation"] == 1
+    pod = owned_by(
+        {"metadata": {"name": "j-pod"}, "spec": {"containers": [{"name": "c", "image": "b"}]}},
+        made,
+    )
+    await client.request(api_server, "POST", "/api/v1/namespaces/default/pods", pod)
+    await client.request(api_server, "DELETE", jobs + "/j")  # batch/v1 default: Orphan
+    kept = api_server.get(PODS, "j-pod", "default")
+    assert kept is not None and "ownerReferences" not in kept["metadata"]
+    await client.request(api_server, "POST", jobs, job)
+    again = (await client.get(api_server, jobs + "/j")).body
+    pod["metadata"] = {**pod["metadata"], "name": "j-pod-2"}
+    pod["metadata"]["ownerReferences"][0]["uid"] = again["metadata"]["uid"]
+    await client.request(api_server, "POST", "/api/v1/namespaces/default/pods", pod)
+    await client.request(api_server, "DELETE", jobs + "/j", propagationPolicy="Background")
+    assert api_server.get(PODS, "j-pod-2", "default") is None  # kubectl's choice: collected
