@@ -46,7 +46,7 @@ from informer.ownership import (
     set_controller_reference,
 )
 from informer.pager import ResourceVersionMismatch
-from informer.reflector import Reflector, ReflectorOptions, ReflectorStats
+from informer.reflector import Reflector, ReflectorOptions, ReflectorStats, StreamingState
 from informer.resource import CONFIGMAPS, LEASES, NAMESPACES, PODS, SECRETS, Resource
 from informer.resource_version import (
     InvalidResourceVersion,
@@ -115,6 +115,7 @@ __all__ = [
     "SharedInformerFactory",
     "StaleCacheError",
     "Store",
+    "StreamingState",
     "Tombstone",
     "TooLargeResourceVersion",
     "TooManyRequests",

@@ -50,7 +50,7 @@ from informer.store import Delta, Store
 from informer.transforms import DropFields
 from informer.transport import Transport, WatchEvent, WatchStream
 
-__all__ = ["Reflector", "ReflectorOptions", "ReflectorStats"]
+__all__ = ["Reflector", "ReflectorOptions", "ReflectorStats", "StreamingState"]
 
 Transform = Callable[[dict[str, Any]], Mapping[str, Any]]
 DeltaSink = Callable[[list[Delta]], None]
@@ -71,6 +71,8 @@ class ReflectorOptions:
     page_retries: int = 5
     stream_idle_limit: float = 10.0
     stream_initial_limit: float = 120.0
+    stream_failures_before_pause: int = 3
+    stream_pause: float = 600.0
     quick_watch_end: float = 1.0
     backwards_after: int = 10
     transform: Transform | None = None
@@ -93,16 +95,44 @@ class ReflectorOptions:
         _checks.integer(o, "too_large_retries", self.too_large_retries, minimum=0)
         _checks.positive(o, "stream_idle_limit", self.stream_idle_limit)
         _checks.positive(o, "stream_initial_limit", self.stream_initial_limit)
+        _checks.integer(
+            o, "stream_failures_before_pause", self.stream_failures_before_pause, minimum=1
+        )
+        _checks.non_negative(o, "stream_pause", self.stream_pause)
         _checks.non_negative(o, "quick_watch_end", self.quick_watch_end)
         _checks.integer(o, "backwards_after", self.backwards_after, minimum=1)
         _checks.callable_or_none(o, "transform", self.transform)
+
+
+class StreamingState(enum.Enum):
+    """Whether the reflector's next list streams (a WATCH with ``sendInitialEvents``) or pages.
+
+    Only a definitive answer means ``UNSUPPORTED`` (for the reflector's life): 400/422 for the
+    parameters, a server that ignores ``sendInitialEvents`` (a change, or a bookmark without the
+    ``k8s.io/initial-events-end`` annotation, before the end). A transient failure (403/404, 5xx,
+    a cut connection, an ERROR event, a duplicated initial ADDED, silence past
+    ``stream_idle_limit``) makes the next sync stream again (``RETRYING``);
+    ``stream_failures_before_pause`` of them in a row make the reflector list by pages for
+    ``stream_pause`` seconds (``PAUSED``, at least one list), then it streams again; one more
+    failure right after a pause pauses again.
+    """
+
+    UNTRIED = "untried"
+    SUPPORTED = "supported"
+    RETRYING = "retrying"
+    PAUSED = "paused"
+    UNSUPPORTED = "unsupported"
+    OFF = "off"  # list_strategy="list"
 
 
 @dataclass(frozen=True, slots=True)
 class ReflectorStats:
     """Counters of one reflector (and its store). ``lists`` counts lists applied (paginated or
     streamed), ``list_pages`` the pages fetched, ``page_retries`` pages requested again after a
-    transient failure (429, 5xx, cut connection), ``stale_lists`` lists refused as older."""
+    transient failure (429, 5xx, cut connection), ``stale_lists`` lists refused as older;
+    ``streaming`` is the list strategy's state (see ``StreamingState``), ``stream_failures`` the
+    streaming lists that failed transiently; ``streaming_supported`` is True in ``SUPPORTED``,
+    False in ``UNSUPPORTED``, ``OFF`` and ``PAUSED``, None otherwise."""
 
     lists: int
     list_pages: int
@@ -125,6 +155,16 @@ class ReflectorStats:
     comparable: bool
     synced: bool
     streaming_supported: bool | None
+    streaming: StreamingState
+    stream_failures: int
+
+
+_SUPPORTED = {
+    StreamingState.SUPPORTED: True,
+    StreamingState.UNSUPPORTED: False,
+    StreamingState.OFF: False,
+    StreamingState.PAUSED: False,
+}
 
 
 class _Phase(enum.Enum):
@@ -134,6 +174,10 @@ class _Phase(enum.Enum):
 
 class _StreamUnsupported(Exception):
     """The server does not implement streaming lists (rejected or ignored sendInitialEvents)."""
+
+
+class _StreamFailed(WatchStreamError):
+    """A streaming list failed in a way that may not happen again (a stall, a duplicate)."""
 
 
 class _StaleStream(Exception):
@@ -151,6 +195,7 @@ class _Counters:
     page_retries: int = 0
     relists: int = 0
     stream_lists: int = 0
+    stream_failures: int = 0
     watches: int = 0
     watches_beyond_pool: int = 0
     expired: int = 0
@@ -195,11 +240,12 @@ class Reflector:
         self.synced = asyncio.Event()
         self._backoff = Backoff(self.options.backoff)
         self._counters = _Counters()
-        self._streaming: bool | None = (
-            None
-            if self.options.list_strategy == "auto"
-            else (self.options.list_strategy == "stream")
+        self._stream_state = (
+            StreamingState.OFF if self.options.list_strategy == "list" else StreamingState.UNTRIED
         )
+        self._stream_failures_in_a_row = 0
+        self._stream_paused_until = 0.0
+        self._stream_paused_lists = 0
         self._force_consistent = False
         self._backwards_counted = False  # the restore behind the pending consistent list
         self._consecutive_too_large = 0
@@ -249,7 +295,9 @@ class Reflector:
             cache_resource_version=self.store.resource_version,
             comparable=self.store.comparable,
             synced=self.has_synced,
-            streaming_supported=self._streaming,
+            streaming_supported=_SUPPORTED.get(self._stream_state),
+            streaming=self._stream_state,
+            stream_failures=c.stream_failures,
         )
 
     async def list_exact(self, resource_version: str) -> ListResult:
@@ -337,19 +385,61 @@ class Reflector:
 
     # -- list phase ------------------------------------------------------------------------
     async def _sync(self) -> WatchStream | None:
-        if self._streaming is not False and not self._force_consistent:
+        if self._should_stream():
             try:
-                return await self._stream_sync()
+                stream = await self._stream_sync()
             except _StaleStream as exc:
                 self.log.warning("reflector.stale_list", streamed=True, why=str(exc))
                 self._force_consistent = True
             except _StreamUnsupported as exc:
                 if self.options.list_strategy == "stream":
                     raise ApiError(0, "StreamingListUnsupported", str(exc)) from exc
-                self._streaming = False
+                self._stream_state = StreamingState.UNSUPPORTED
                 self.log.info("reflector.streaming_list_unsupported", why=str(exc))
+            except (ApiError, TransportError, WatchStreamError, MalformedResponse) as exc:
+                if not isinstance(exc, TooManyRequests):  # throttled: not the stream's fault
+                    self._stream_failed(exc)
+                raise  # the loop backs off; the next sync streams again (or pages, if paused)
+            else:
+                self._stream_state = StreamingState.SUPPORTED
+                self._stream_failures_in_a_row = 0
+                return stream
+        elif self._stream_state is StreamingState.PAUSED:
+            self._stream_paused_lists += 1
         await self._list_sync()
         return None
+
+    def _should_stream(self) -> bool:
+        state = self._stream_state
+        if self._force_consistent or state in (StreamingState.OFF, StreamingState.UNSUPPORTED):
+            return False
+        if state is StreamingState.PAUSED:
+            if self._stream_paused_lists == 0 or time.monotonic() < self._stream_paused_until:
+                return False
+            self._stream_state = StreamingState.RETRYING
+            self._stream_failures_in_a_row = self.options.stream_failures_before_pause - 1
+        return True
+
+    def _stream_failed(self, exc: Exception) -> None:
+        """A transient streaming-list failure: retry on the next sync, or pause after a run."""
+        self._counters.stream_failures += 1
+        if self.options.list_strategy == "stream":
+            return
+        self._stream_failures_in_a_row += 1
+        error = f"{exc.code} {exc.reason}" if isinstance(exc, ApiError) else str(exc)
+        if self._stream_failures_in_a_row < self.options.stream_failures_before_pause:
+            self._stream_state = StreamingState.RETRYING
+            self.log.info(
+                "reflector.streaming_list_failed", error=error, times=self._stream_failures_in_a_row
+            )
+            return
+        self._stream_state = StreamingState.PAUSED
+        self._stream_failures_in_a_row = 0
+        self._stream_paused_lists = 0
+        self._stream_paused_until = time.monotonic() + self.options.stream_pause
+        self.log.warning(
+            "reflector.streaming_list_paused", error=error, seconds=self.options.stream_pause
+        )
 
     def _list_request(
         self, restart_rv: str | None, consistent: bool
@@ -526,7 +616,6 @@ class Reflector:
                             raise _StaleStream(f"streamed state at {rv} is older than {last}")
                         self._counters.lists += 1
                         self._counters.stream_lists += 1
-                        self._streaming = True
                         self._apply_list(
                             list(initial.values()), rv, bool(last) or self.has_synced, True
                         )
@@ -536,21 +625,24 @@ class Reflector:
                     obj = event.object
                     if not self._kind_ok(obj):
                         continue
-                    if event.type != "ADDED" or obj.key in initial:
-                        # initial events are one ADDED per object: the server ignores the request
+                    if event.type != "ADDED":
+                        # a change before the end: a plain watch, the server ignores the request
                         raise _StreamUnsupported(f"{event.type} {obj.key} before the end bookmark")
+                    if obj.key in initial:  # a replayed line (a proxy, a reconnect): transient
+                        raise _StreamFailed(f"initial ADDED {obj.key} twice")
                     known = self._known(obj.key, obj.resource_version)
                     initial[obj.key] = known if known is not None else self._prepare(obj)
             raise WatchStreamError("streaming list ended before its end bookmark")
         except (TimeoutError, WatchIdleTimeout) as exc:
-            raise _StreamUnsupported(
+            # a server ignoring sendInitialEvents without RV looks the same, but so does a stall
+            raise _StreamFailed(
                 f"no initial-events-end bookmark within {idle:g}s of silence or "
                 f"{self.options.stream_initial_limit:g}s in all"
             ) from exc
         except ApiError as exc:
-            if exc.code in (400, 403, 404, 422):
+            if exc.code in (400, 422):  # the parameters are refused: definitive
                 raise _StreamUnsupported(f"{exc.code} {exc.reason}: {exc.message}") from exc
-            raise
+            raise  # 403/404 (RBAC, an aggregated API starting), 5xx, ERROR events: transient
         finally:
             if not ok:
                 await stream.aclose()
