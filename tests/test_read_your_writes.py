@@ -348,3 +348,27 @@ async def test_without_catch_up_a_run_starts_on_the_cache_as_it_is(api_server: A
             await wait_until(lambda: seen == ["noise"])
             await s.resume_children()
             await wait_until(lambda: sorted(seen) == ["late", "noise"])
+
+
+async def test_catching_up_waits_for_deletions_the_cache_has_not_seen(
+    api_server: ApiServer,
+) -> None:
+    async with setup(api_server) as s:
+        await s.stall_children_watch()
+        s.server.delete(CONFIGMAPS, "noise", namespace="default")  # the cache still holds it
+        seen: list[tuple[str, bool]] = []
+
+        async def reconcile(request: Request) -> None:
+            seen.append((request.name, request.key in s.children.store))
+
+        lists = sum(1 for r in s.server.requests if is_catch_up_list(r))
+        ctl = Controller(reconcile, for_=s.children, freshness_timeout=3600.0)
+        ctl.start()
+        await s.server.wait_for_requests(is_catch_up_list, count=lists + 1)
+        await wait_until(lambda: s.server.requests[-1].status != 0)
+        assert ctl.state is ControllerState.SYNCING
+        await s.resume_children()
+        await ctl.wait_running(10)
+        assert "default/noise" not in s.children.store
+        await ctl.stop()
+    assert seen in ([], [("noise", False)])  # never reconciled as if it still existed
