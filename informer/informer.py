@@ -97,16 +97,23 @@ class Handler:
         return HandlerStats(self._delivered, self._coalesced, self._errors, pending)
 
     def push(self, delta: Delta) -> None:
-        key = delta.obj.key
-        queued = self._pending.get(key)
-        if queued is None:
-            self._pending[key] = [delta]
-        else:
-            merged = _merge(queued[-1], delta)
-            self._coalesced += 2 - len(merged)
-            queued[-1:] = merged
-            if not queued:
-                del self._pending[key]
+        self.push_all((delta,))
+
+    def push_all(self, deltas: list[Delta] | tuple[Delta, ...]) -> None:
+        """Queue changes in order (one wake-up for all: a list's deltas come at once)."""
+        pending = self._pending
+        get = pending.get
+        for delta in deltas:
+            key = delta.obj.key
+            queued = get(key)
+            if queued is None:
+                pending[key] = [delta]
+            else:
+                merged = _merge(queued[-1], delta)
+                self._coalesced += 2 - len(merged)
+                queued[-1:] = merged
+                if not queued:
+                    del pending[key]
         self._idle.clear()
         self._wakeup.set()
 
@@ -145,7 +152,7 @@ class Handler:
             for i, delta in enumerate(deltas):
                 try:
                     result = self._deliver(delta)
-                    if inspect.isawaitable(result):
+                    if result is not None and inspect.isawaitable(result):
                         await result
                 except asyncio.CancelledError:
                     if (task := asyncio.current_task()) is not None and task.cancelling():
@@ -416,8 +423,7 @@ class Informer:
 
     def _dispatch(self, deltas: list[Delta]) -> None:
         for handler in self._handlers:
-            for delta in deltas:
-                handler.push(delta)
+            handler.push_all(deltas)
 
 
 class SharedInformerFactory:

@@ -606,32 +606,39 @@ class Reflector:
         stream.idle_timeout = idle if normal_idle is None else min(idle, normal_idle)
         try:
             async with asyncio.timeout(self.options.stream_initial_limit):
-                async for event in stream:
-                    if event.type == "BOOKMARK":
-                        if not event.initial_events_end:
-                            raise _StreamUnsupported("a bookmark without the initial-events mark")
-                        rv = event.object.resource_version
-                        if self._is_older(rv, last):
-                            self._counters.stale_lists += 1
-                            raise _StaleStream(f"streamed state at {rv} is older than {last}")
-                        self._counters.lists += 1
-                        self._counters.stream_lists += 1
-                        self._apply_list(
-                            list(initial.values()), rv, bool(last) or self.has_synced, True
-                        )
-                        stream.idle_timeout = normal_idle
-                        ok = True
-                        return stream
-                    obj = event.object
-                    if not self._kind_ok(obj):
-                        continue
-                    if event.type != "ADDED":
-                        # a change before the end: a plain watch, the server ignores the request
-                        raise _StreamUnsupported(f"{event.type} {obj.key} before the end bookmark")
-                    if obj.key in initial:  # a replayed line (a proxy, a reconnect): transient
-                        raise _StreamFailed(f"initial ADDED {obj.key} twice")
-                    known = self._known(obj.key, obj.resource_version)
-                    initial[obj.key] = known if known is not None else self._prepare(obj)
+                known_at = self._known if len(self.store) else None
+                kind = self.resource.kind
+                async for batch in stream.batches():
+                    for i, event in enumerate(batch):
+                        obj = event.object
+                        if event.type == "BOOKMARK":
+                            if not event.initial_events_end:
+                                raise _StreamUnsupported(
+                                    "a bookmark without the initial-events mark"
+                                )
+                            rv = obj.resource_version
+                            if self._is_older(rv, last):
+                                self._counters.stale_lists += 1
+                                raise _StaleStream(f"streamed state at {rv} is older than {last}")
+                            self._counters.lists += 1
+                            self._counters.stream_lists += 1
+                            self._apply_list(
+                                list(initial.values()), rv, bool(last) or self.has_synced, True
+                            )
+                            stream.idle_timeout = normal_idle
+                            stream.unread(batch[i + 1 :])  # the watch goes on with them
+                            ok = True
+                            return stream
+                        if obj.kind and obj.kind != kind and not self._kind_ok(obj):
+                            continue
+                        key = obj.key
+                        if event.type != "ADDED":
+                            # a change before the end: a plain watch, the server ignores it
+                            raise _StreamUnsupported(f"{event.type} {key} before the end bookmark")
+                        if key in initial:  # a replayed line (a proxy, a reconnect): transient
+                            raise _StreamFailed(f"initial ADDED {key} twice")
+                        cached = None if known_at is None else known_at(key, obj.resource_version)
+                        initial[key] = cached if cached is not None else self._prepare(obj)
             raise WatchStreamError("streaming list ended before its end bookmark")
         except (TimeoutError, WatchIdleTimeout) as exc:
             # a server ignoring sendInitialEvents without RV looks the same, but so does a stall
@@ -690,10 +697,12 @@ class Reflector:
         seen = 0
         try:
             async with stream:
-                async for event in stream:
-                    seen += 1
+                handle = self._handle
+                async for batch in stream.batches():
+                    seen += len(batch)
                     self._consecutive_too_large = 0
-                    self._handle(event)
+                    for event in batch:
+                        handle(event)
         except (TransportError, WatchStreamError):
             self._probe_before_watch = True
             raise

@@ -825,7 +825,10 @@ class Store:
         append = deltas.append
         get_old = old_items.get
         kept = 0
-        for key, obj in new_items.items():  # pass 2: the diff
+        if not old_items:  # the first list: all added
+            deltas = [Delta("added", obj, None, is_initial) for obj in new_items.values()]
+            append = deltas.append
+        for key, obj in new_items.items() if old_items else ():  # pass 2: the diff
             old = get_old(key)
             if old is None:
                 append(Delta("added", obj, None, is_initial))

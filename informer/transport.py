@@ -378,7 +378,8 @@ class WatchStream:
         self.query = query
         self.idle_timeout = idle_timeout
         self._resp: aiohttp.ClientResponse | None = None
-        self._events = self._run()
+        self._chunks = self._run()
+        self._buffer: list[WatchEvent] = []  # decoded, not yet handed out (newest last)
         self.bytes_read = 0
         # opened through the pool beyond the ApiClient's, which had no connection to spare
         self.beyond_pool = False
@@ -398,11 +399,33 @@ class WatchStream:
         return self
 
     async def __anext__(self) -> WatchEvent:
-        return await self._events.__anext__()
+        buffer = self._buffer
+        while not buffer:
+            buffer.extend(await self._chunks.__anext__())
+        return buffer.pop(0)
+
+    async def batches(self) -> AsyncGenerator[list[WatchEvent], None]:
+        """The events as they arrive, one list per network read (the reflector's hot path:
+        no per-event await). ``unread`` puts events back in front of the next batch."""
+        while True:
+            if self._buffer:
+                batch, self._buffer = self._buffer, []
+                yield batch
+                continue
+            try:
+                batch = await self._chunks.__anext__()
+            except StopAsyncIteration:
+                return
+            if batch:
+                yield batch
+
+    def unread(self, events: list[WatchEvent]) -> None:
+        """Hand ``events`` out again, first (what a consumer took but leaves to the next one)."""
+        self._buffer[:0] = events
 
     async def aclose(self) -> None:
         """Stop reading and close the connection."""
-        await self._events.aclose()
+        await self._chunks.aclose()
         if self._resp is not None:
             self._resp.close()
 
@@ -436,7 +459,9 @@ class WatchStream:
             raise
         return resp
 
-    async def _run(self) -> AsyncGenerator[WatchEvent, None]:
+    async def _run(self) -> AsyncGenerator[list[WatchEvent], None]:
+        """The events of each network read, as one list (a line split across reads belongs
+        to the read that completes it). A bad line raises after the events before it."""
         t = self._transport
         resp = await self._open()
         limit = t.max_line_bytes
@@ -451,10 +476,11 @@ class WatchStream:
                     # it is a complete event (as client-go's JSON framer does).
                     last = _decode_last_line(b"".join(parts), offset, self.path)
                     if last is not None:
-                        yield last
+                        yield [last]
                     return
                 self.bytes_read += len(chunk)
                 start = 0
+                batch: list[WatchEvent] = []
                 while True:
                     nl = chunk.find(b"\n", start)
                     if nl < 0:
@@ -463,9 +489,13 @@ class WatchStream:
                             parts.append(chunk[start:])
                             pending += rest
                             if pending > limit:
+                                if batch:
+                                    yield batch
                                 raise WatchLineTooLong(offset, limit)
                         break
                     if pending + nl - start > limit:
+                        if batch:
+                            yield batch
                         raise WatchLineTooLong(offset, limit)
                     if parts:
                         parts.append(chunk[start:nl])
@@ -474,11 +504,18 @@ class WatchStream:
                         pending = 0
                     else:
                         line = chunk[start:nl]
-                    event = _decode_line(line, offset)
+                    try:
+                        event = _decode_line(line, offset)
+                    except BaseException:
+                        if batch:
+                            yield batch  # the events before the bad line are good
+                        raise
                     offset += len(line) + 1
                     start = nl + 1
                     if event is not None:
-                        yield event
+                        batch.append(event)
+                if batch:
+                    yield batch
         finally:
             resp.close()
             await t._pool.release(self.beyond_pool)
