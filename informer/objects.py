@@ -30,14 +30,17 @@ from typing import Any, overload
 
 import msgspec
 
+from informer.transforms import DropFields
+
+Trim = DropFields
+"""A byte-level transform of each object's JSON (it keeps kind, apiVersion and the head)."""
+
 __all__ = ["KubeObject", "ObjectMeta", "freeze", "set_decoded_cache_size"]
 
 _intern = sys.intern
 
 Known = Callable[[str, str], "KubeObject | None"]
 """``known(key, resource_version)``: the cached object with that key and RV, else None."""
-Trim = Callable[[bytes], bytes]
-"""A byte-level transform of one object's JSON that keeps its kind, apiVersion and metadata head."""
 
 
 class ObjectMeta(msgspec.Struct, frozen=True, rename="camel"):
@@ -103,6 +106,7 @@ _lazy_event_decoder = msgspec.json.Decoder(_LazyEvent)
 _raw_event_decoder = msgspec.json.Decoder(_RawEvent)
 _dict_event_decoder = msgspec.json.Decoder(_DictEvent)
 _any_decoder = msgspec.json.Decoder()
+_str_decoder = msgspec.json.Decoder(str)
 _dict_decoder = msgspec.json.Decoder(dict[str, Any])
 _encoder = msgspec.json.Encoder()
 _NO_META = _Meta()
@@ -250,15 +254,49 @@ class KubeObject(Mapping[str, Any]):
 
         ``known(key, resource_version)``: an already cached object of that key and RV, returned
         instead of a new one (a relist then drops the item's bytes at once). ``trim``: a
-        byte-level transform of the item (see ``informer.transforms``) that must keep its head.
+        byte-level transform of the item (``informer.transforms.DropFields``).
         """
+        if trim is not None:
+            return cls._from_trimmed_item(raw, kind, api_version, known, trim)
         head = _head_decoder.decode(raw)
         if known is not None:
             m = head.metadata or _NO_META
             cached = known(f"{m.namespace}/{m.name}" if m.namespace else m.name, m.resource_version)
             if cached is not None:
                 return cached
-        data = bytes(raw) if trim is None else trim(raw)
+        if head.kind and head.api_version:
+            return cls._make(bytes(raw), _OBJECT, head, head.kind, head.api_version)
+        return cls._make(
+            bytes(raw), _ITEM, head, head.kind or kind, head.api_version or api_version
+        )
+
+    @classmethod
+    def _from_trimmed_item(
+        cls, raw: bytes, kind: str, api_version: str, known: Known | None, trim: DropFields
+    ) -> KubeObject:
+        """``from_list_item`` with a byte-level transform: one pass splits the object into its
+        members, drops the fields and yields the head (no second decode)."""
+        data, members, meta = trim.split(raw)
+        get = meta.get
+        name, ns, rv = get("name"), get("namespace"), get("resourceVersion")
+        head_meta = _Meta(
+            "" if name is None else _str_decoder.decode(name),
+            "" if ns is None else _str_decoder.decode(ns),
+            "" if rv is None else _str_decoder.decode(rv),
+        )
+        if known is not None:
+            key = (
+                f"{head_meta.namespace}/{head_meta.name}" if head_meta.namespace else head_meta.name
+            )
+            cached = known(key, head_meta.resource_version)
+            if cached is not None:
+                return cached
+        k, a = members.get("kind"), members.get("apiVersion")
+        head = _Head(
+            None if k is None else _str_decoder.decode(k),
+            None if a is None else _str_decoder.decode(a),
+            head_meta,
+        )
         if head.kind and head.api_version:
             return cls._make(data, _OBJECT, head, head.kind, head.api_version)
         return cls._make(data, _ITEM, head, head.kind or kind, head.api_version or api_version)
@@ -287,10 +325,10 @@ class KubeObject(Mapping[str, Any]):
         """This object with its JSON passed through ``trim`` (which keeps the head)."""
         form = self._form
         if form == _LINE:
-            raw = trim(_raw_event_decoder.decode(self._raw).object)
+            raw = trim.apply(_raw_event_decoder.decode(self._raw).object)
             form = _OBJECT  # a watch object is complete as it came
         else:
-            raw = trim(self._raw)
+            raw = trim.apply(self._raw)
         new = object.__new__(KubeObject)
         new._raw = raw
         new._form = form

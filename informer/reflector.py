@@ -558,7 +558,7 @@ class Reflector:
 
     def _trim(self) -> Trim | None:
         transform = self.options.transform
-        return transform.apply if isinstance(transform, DropFields) else None
+        return transform if isinstance(transform, DropFields) else None
 
     def _apply_list(
         self, items: list[KubeObject], rv: str, relist: bool, prepared: bool = False
@@ -766,7 +766,7 @@ class Reflector:
             return obj
         if isinstance(transform, DropFields):
             try:
-                return obj._trimmed(transform.apply)
+                return obj._trimmed(transform)
             except (msgspec.DecodeError, UnicodeError) as exc:  # cannot be: decoded before
                 self._counters.errors += 1
                 self.log.error("reflector.transform_failed", key=obj.key, error=describe_error(exc))

@@ -47,7 +47,7 @@ class DropFields:
     resourceVersion) are refused with ``ValueError``.
     """
 
-    __slots__ = ("_tree", "paths")
+    __slots__ = ("_rest", "_tree", "paths")
 
     def __init__(self, *paths: str) -> None:
         if not paths:
@@ -69,6 +69,7 @@ class DropFields:
                 node[parts[-1]] = None  # None: drop this member
         self.paths = paths
         self._tree = tree
+        self._rest = {k: v for k, v in tree.items() if k != "metadata"}
 
     def __repr__(self) -> str:
         return f"DropFields({', '.join(map(repr, self.paths))})"
@@ -87,6 +88,22 @@ class DropFields:
         out = _drop(raw, self._tree)
         return bytes(raw) if out is None else out
 
+    def split(self, raw: Any) -> tuple[bytes, dict[str, msgspec.Raw], dict[str, msgspec.Raw]]:
+        """``apply`` in one pass that also returns the object's members and its metadata's (as
+        ``msgspec.Raw``), from which a caller reads the head without decoding the object again.
+        Raises ``msgspec.DecodeError`` unless the object and its metadata are JSON objects."""
+        members = _members.decode(raw)
+        meta_raw = members.get("metadata")
+        meta = {} if meta_raw is None else _members.decode(meta_raw)
+        changed = False
+        meta_tree = self._tree.get("metadata")
+        if meta_tree and _drop_members(meta, meta_tree):
+            members["metadata"] = msgspec.Raw(_encode(meta))
+            changed = True
+        if self._rest and _drop_members(members, self._rest):
+            changed = True
+        return (_encode(members) if changed else bytes(raw)), members, meta
+
     def __call__(self, obj: dict[str, Any]) -> Mapping[str, Any]:
         """The same on a decoded object (a copy; ``obj`` is not changed)."""
         return _drop_dict(obj, self._tree)
@@ -99,6 +116,11 @@ DROP_MANAGED_FIELDS = DropFields("metadata.managedFields")
 def _drop(raw: Any, tree: dict[str, Any]) -> bytes | None:
     """``raw`` without the members in ``tree``, or None when nothing is removed."""
     members = _members.decode(raw)
+    return _encode(members) if _drop_members(members, tree) else None
+
+
+def _drop_members(members: dict[str, msgspec.Raw], tree: dict[str, Any]) -> bool:
+    """Remove the members in ``tree`` from ``members`` (in place); whether anything went."""
     changed = False
     for name, sub in tree.items():
         value = members.get(name)
@@ -115,7 +137,7 @@ def _drop(raw: Any, tree: dict[str, Any]) -> bytes | None:
         if inner is not None:
             members[name] = msgspec.Raw(inner)
             changed = True
-    return _encode(members) if changed else None
+    return changed
 
 
 def _drop_dict(obj: dict[str, Any], tree: dict[str, Any]) -> dict[str, Any]:
