@@ -270,12 +270,19 @@ class Controller:
     async def _catch_up(self, inf: Informer) -> None:
         """Until ``inf`` holds at least the state a consistent list of its selection shows now:
         every listed object at its listed RV or newer, none of the cached objects the list no
-        longer has. Needs no bookmark, so a quiet resource does not wait. Bounded by
-        ``freshness_timeout``; fails open (logged)."""
+        longer has. Needs no bookmark, so a quiet resource does not wait. A ``limit=1`` list
+        first: when the cache has seen the server's current RV, the full list is skipped.
+        Bounded by ``freshness_timeout``; fails open (logged)."""
         log = self._log.bind(resource=inf.resource.group_resource)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.freshness_timeout
         try:
+            reflector = inf.reflector
+            probe = await reflector.transport.list_page(
+                inf.resource, namespace=reflector.namespace, limit=1
+            )
+            if is_comparable(probe.resource_version) and inf.store.is_fresh(probe.resource_version):
+                return  # the cache has seen the server's current RV: nothing can be missing
             listed, list_rv = await _list_all(inf)
             newest = max(
                 (rv for rv in listed.values() if is_comparable(rv)), key=rv_sort_key, default=None
