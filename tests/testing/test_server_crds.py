@@ -97,3 +97,58 @@ async def test_an_invalid_crd_is_refused(api_server: ApiServer, client: Client) 
     reply = await client.request(api_server, "POST", CRD_PATH, crd)
     assert reply.status == 422
     assert reply.body["details"]["causes"][0]["field"] == "metadata.name"
+
+
+async def test_cluster_scoped_crd_with_versions_and_printer_columns(
+    api_server: ApiServer, client: Client
+) -> None:
+    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.example.org"},
+        "spec": {
+            "group": "example.org",
+            "names": {"plural": "gadgets", "kind": "Gadget", "categories": ["all"]},
+            "scope": "Cluster",
+            "versions": [
+                {"name": "v1beta1", "served": True, "storage": False, "schema": schema},
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": schema,
+                    "additionalPrinterColumns": [
+                        {"name": "Size", "type": "integer", "jsonPath": ".spec.size"}
+                    ],
+                },
+                {"name": "v0", "served": False, "storage": False, "schema": schema},
+            ],
+        },
+    }
+    created = await client.request(api_server, "POST", CRD_PATH, crd)
+    assert created.status == 201
+    assert created.body["status"]["storedVersions"] == ["v1"]
+    versions = next(
+        g
+        for g in (await client.get(api_server, "/apis")).body["groups"]
+        if g["name"] == "example.org"
+    )["versions"]
+    assert [v["version"] for v in versions] == ["v1beta1", "v1"]
+    assert (await client.get(api_server, "/apis/example.org/v0/gadgets")).status == 404
+    gadget = {
+        "apiVersion": "example.org/v1",
+        "kind": "Gadget",
+        "metadata": {"name": "g"},
+        "spec": {"size": 7},
+    }
+    made = await client.request(api_server, "POST", "/apis/example.org/v1/gadgets", gadget)
+    assert made.status == 201 and "namespace" not in made.body["metadata"]
+    assert made.body["metadata"]["generation"] == 1
+    async with client.http.get(
+        api_server.url + "/apis/example.org/v1/gadgets",
+        headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"},
+    ) as response:
+        table = await response.json()
+    assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Size", "Age"]
+    assert table["rows"][0]["cells"][:2] == ["g", 7]
