@@ -133,8 +133,14 @@ def deletion_state(
         finalizers = [f for f in finalizers if f not in (ORPHAN, FOREGROUND)]
     moment = now or datetime.now(UTC)
     if meta.get("deletionTimestamp"):
-        grace = _graceful_period(resource, data, options)
-        if grace == 0 and not finalizers and options.grace_period == 0:
+        # already being deleted: a shorter grace period shortens it; it goes once neither a
+        # grace period nor a finalizer holds it
+        pending = int(meta.get("deletionGracePeriodSeconds") or 0)
+        if options.grace_period is not None and max(options.grace_period, 0) < pending:
+            pending = max(options.grace_period, 0)
+            meta["deletionGracePeriodSeconds"] = pending
+            meta["deletionTimestamp"] = _stamp(moment + timedelta(seconds=pending))
+        if pending == 0 and not finalizers:
             return None
         if finalizers:
             meta["finalizers"] = finalizers

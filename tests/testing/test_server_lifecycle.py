@@ -280,3 +280,20 @@ async def test_jobs_orphan_their_pods_by_default(api_server: ApiServer, client: 
     await client.request(api_server, "POST", "/api/v1/namespaces/default/pods", pod)
     await client.request(api_server, "DELETE", jobs + "/j", propagationPolicy="Background")
     assert api_server.get(PODS, "j-pod-2", "default") is None  # kubectl's choice: collected
+
+
+async def test_a_zero_grace_delete_of_a_held_pod_waits_only_for_finalizers(
+    api_server: ApiServer, client: Client
+) -> None:
+    path = "/api/v1/namespaces/default/pods"
+    pod = {
+        "metadata": {"name": "held", "finalizers": ["example.com/hold"]},
+        "spec": {"nodeName": "node-1", "containers": [{"name": "c", "image": "busybox"}]},
+    }
+    await client.request(api_server, "POST", path, pod)
+    first = await client.request(api_server, "DELETE", path + "/held")
+    assert first.body["metadata"]["deletionGracePeriodSeconds"] == 30
+    second = await client.request(api_server, "DELETE", path + "/held", gracePeriodSeconds=0)
+    assert second.body["metadata"]["deletionGracePeriodSeconds"] == 0  # now only the finalizer
+    api_server.patch(PODS, "held", {"metadata": {"finalizers": None}}, "default")
+    assert api_server.get(PODS, "held", "default") is None
