@@ -74,6 +74,9 @@ class Controllers:
         self.dependents: dict[str, set[Ref]] = {}
         """Owner uid -> live objects whose ownerReferences name it."""
         self._queue: deque[Change] = deque()
+        self._recheck: dict[tuple[Resource, str], None] = {}
+        """Namespaces and CRDs being emptied, to look at again once the queue is drained (once
+        per cascade, not once per deleted object: a namespace of N objects costs O(N))."""
         self._running = False
 
     # -- index --------------------------------------------------------------------------------
@@ -106,8 +109,19 @@ class Controllers:
             return
         self._running = True
         try:
-            while self._queue:
-                self._react(self._queue.popleft())
+            while self._queue or self._recheck:
+                if self._queue:
+                    self._react(self._queue.popleft())
+                    continue
+                resource, key = next(iter(self._recheck))
+                del self._recheck[(resource, key)]
+                live = self._live((resource, key))
+                if live is None:
+                    continue
+                if resource == NAMESPACES:
+                    self._namespace(key)
+                else:
+                    self._crd(key, live)
         finally:
             self._running = False
 
@@ -198,13 +212,11 @@ class Controllers:
         if namespace and resource != NAMESPACES:
             live_ns = self._live((NAMESPACES, str(namespace)))
             if live_ns is not None and _deleting(live_ns):
-                self._namespace(str(namespace))
+                self._recheck[(NAMESPACES, str(namespace))] = None
         if resource == CRDS:
             self.registry.unserve_crd(data)
         elif self._crd_of(resource) is not None:
-            crd = self._crd_of(resource)
-            assert crd is not None
-            self._crd(crd[0], crd[1])
+            self._recheck[(CRDS, f"{resource.plural}.{resource.group}")] = None
 
     def _crd_of(self, resource: Resource) -> tuple[str, Json] | None:
         key = f"{resource.plural}.{resource.group}"
