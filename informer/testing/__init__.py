@@ -21,8 +21,9 @@ Public API:
     answers, as the real registry does, a Status naming it, except for pods and namespaces; an
     object held by finalizers or a grace period is returned with its ``deletionTimestamp``;
     ``resource_version`` / ``uid`` preconditions, ``propagation_policy``,
-    ``grace_period_seconds``), ``get`` (None when absent), ``list_objects``, ``bulk_load``. They
-    are test setup: a missing namespace is created, ``status`` is stored as given. Failures raise
+    ``grace_period_seconds``), ``get`` (None when absent), ``list_objects``, ``bulk_load``,
+    ``seed(manifests)`` (kind from apiVersion/kind; CRDs and namespaces first). They are setup:
+    a missing namespace is created, ``status`` is stored as given. Failures raise
     ``StatusError`` subclasses (``NotFound``, ``AlreadyExists``, ``Conflict``, ``BadRequest``,
     ``Invalid``, ``Forbidden``) carrying the Status body the HTTP API would send.
   - History: ``revision``, ``compacted_revision``, ``compact(revision=None)``,
