@@ -98,9 +98,10 @@ def apply_patch(
             new_entries.append(existing)
         elif kept:
             new_entries.append({**existing, "fieldsV1": encode_fields(kept)})
-    for path in sorted(prior - fields, key=len, reverse=True):
+    owned_now = still_owned | fields
+    for path in sorted(prior - fields, key=len):  # a removed item takes its fields with it
         if path not in still_owned and not any(p[: len(path)] == path for p in still_owned):
-            _remove(merged, path)
+            _remove(merged, path, owned_now)
     new_entries.insert(0, entry(manager, "Apply", resource.api_version, fields, time))
     merged_meta = merged["metadata"]
     merged_meta["managedFields"] = new_entries
@@ -149,8 +150,9 @@ def _merge_list(live: list[Any], applied: list[Any], field: Field) -> list[Any]:
     return result
 
 
-def _remove(obj: Json, path: Path) -> None:
-    """Remove the field or item at ``path`` (absent: nothing to do)."""
+def _remove(obj: Json, path: Path, owned: FieldSet) -> None:
+    """Remove the field or item at ``path`` (absent: nothing to do), then the containers it
+    leaves empty that nobody owns."""
     parent = value_at(obj, path[:-1]) if len(path) > 1 else obj
     if is_missing(parent):
         return
@@ -167,6 +169,8 @@ def _remove(obj: Json, path: Path) -> None:
     elif kind == "v" and isinstance(parent, list):
         value = json.loads(text)
         parent[:] = [i for i in parent if i != value]
+    if len(path) > 1 and not parent and path[:-1] not in owned:
+        _remove(obj, path[:-1], owned)
 
 
 def path_string(path: Path) -> str:

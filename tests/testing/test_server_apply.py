@@ -156,3 +156,46 @@ async def test_apply_with_dry_run_stores_nothing(api_server: ApiServer, client: 
     created = await apply(api_server, client, config(x="1"), "alice", dryRun="All")
     assert created.status == 201 and created.body["data"] == {"x": "1"}
     assert api_server.get(CONFIGMAPS, "a", "default") is None
+
+
+POD_PATH = "/api/v1/namespaces/default/pods/p"
+
+
+def pod_config(*containers: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"containers": list(containers)},
+    }
+
+
+async def test_keyed_lists_are_shared_item_by_item(api_server: ApiServer, client: Client) -> None:
+    async def apply_pod(manager: str, *containers: dict[str, Any]) -> Any:
+        reply = await client.request(
+            api_server,
+            "PATCH",
+            POD_PATH,
+            pod_config(*containers),
+            content_type=APPLY,
+            fieldManager=manager,
+        )
+        assert reply.status in (200, 201), reply.body
+        return reply.body
+
+    app = {"name": "app", "image": "app:1", "env": [{"name": "A", "value": "1"}]}
+    await apply_pod("alice", app)
+    both = await apply_pod("bob", {"name": "sidecar", "image": "side:1"})
+    assert [c["name"] for c in both["spec"]["containers"]] == ["app", "sidecar"]
+    alice = managers(both)[("alice", "Apply")]
+    assert 'k:{"name":"app"}' in alice["f:spec"]["f:containers"]
+    without_env = await apply_pod("alice", {"name": "app", "image": "app:2"})
+    app_now, sidecar = without_env["spec"]["containers"]
+    assert app_now == {"name": "app", "image": "app:2"}  # env no longer applied: removed
+    assert sidecar == {"name": "sidecar", "image": "side:1"}  # bob's, untouched
+
+
+async def test_a_too_long_field_manager_is_invalid(api_server: ApiServer, client: Client) -> None:
+    reply = await client.request(api_server, "POST", CM_PATH, cm("a"), fieldManager="m" * 129)
+    assert reply.status == 422
+    assert "fieldManager: Too long: may not be more than 128 bytes" in reply.body["message"]
