@@ -58,13 +58,19 @@ DeltaSink = Callable[[list[Delta]], None]
 
 @dataclass(frozen=True, slots=True)
 class ReflectorOptions:
-    """How a reflector lists and watches; the defaults are those of a production controller."""
+    """How a reflector lists and watches; the defaults are those of a production controller.
+
+    ``idle_timeout``: a watch silent for this long (65 s: just above the ~60 s bookmark interval
+    of real API servers, so a watch that gets bookmarks is never re-opened) is presumed stuck and
+    re-opened from the last RV, without relisting; None waits for the watch timeout plus the
+    transport's ``idle_margin`` (5.5 to 10.5 minutes).
+    """
 
     page_size: int = 500
     initial_list: Literal["consistent", "any"] = "consistent"
     list_strategy: Literal["auto", "list", "stream"] = "auto"
     watch_timeout: tuple[int, int] = (300, 600)
-    idle_timeout: float | None = None
+    idle_timeout: float | None = 65.0
     backoff: BackoffPolicy = field(default_factory=BackoffPolicy)
     stale_list_retries: int = 3
     too_large_retries: int = 3
@@ -157,6 +163,7 @@ class ReflectorStats:
     streaming_supported: bool | None
     streaming: StreamingState
     stream_failures: int
+    idle_rewatches: int
 
 
 _SUPPORTED = {
@@ -196,6 +203,7 @@ class _Counters:
     relists: int = 0
     stream_lists: int = 0
     stream_failures: int = 0
+    idle_rewatches: int = 0
     watches: int = 0
     watches_beyond_pool: int = 0
     expired: int = 0
@@ -298,6 +306,7 @@ class Reflector:
             streaming_supported=_SUPPORTED.get(self._stream_state),
             streaming=self._stream_state,
             stream_failures=c.stream_failures,
+            idle_rewatches=c.idle_rewatches,
         )
 
     async def list_exact(self, resource_version: str) -> ListResult:
@@ -703,6 +712,16 @@ class Reflector:
                     self._consecutive_too_large = 0
                     for event in batch:
                         handle(event)
+        except WatchIdleTimeout as exc:
+            # Silent for idle_timeout: a stuck proxy or a half-dead connection, or only a quiet
+            # resource (servers send bookmarks only after a change newer than the watch's
+            # start). Re-watching from the last RV loses nothing and costs one request: no
+            # relist, no probe, no backoff, not an error.
+            self._counters.idle_rewatches += 1
+            self.log.info(
+                "reflector.watch_idle", seconds=exc.seconds, rv=self.store.resource_version
+            )
+            return
         except (TransportError, WatchStreamError):
             self._probe_before_watch = True
             raise
