@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from aiohttp import web
 
+from informer.resource import NAMESPACES
 from informer.testing import _status as st
 from informer.testing._catalog import STATUS_VERBS, ResourceSpec
 from informer.testing._content import encode, prefers, respond
@@ -138,6 +139,16 @@ def api_resource_list(specs: Iterable[ResourceSpec], group: str, version: str) -
         if spec.categories:
             entry["categories"] = list(spec.categories)
         resources.append(entry)
+        if r == NAMESPACES:
+            resources.append(
+                {
+                    "name": "namespaces/finalize",
+                    "singularName": "",
+                    "namespaced": False,
+                    "kind": "Namespace",
+                    "verbs": ["update"],
+                }
+            )
         if spec.status_subresource:
             resources.append(
                 {

@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 
 from aiohttp import web
 
+from informer.resource import NAMESPACES
 from informer.testing import _status as st
 from informer.testing._content import decode, encode, error_response, respond
 from informer.testing._discovery import non_resource
@@ -90,7 +91,10 @@ class HttpApi:
         kind = self.registry.lookup(group, version, rest[0])
         if kind is None:
             return none
-        if subresource and (
+        if subresource == "finalize":
+            if kind.resource != NAMESPACES or method != "PUT":
+                return none
+        elif subresource and (
             subresource != "status"
             or not self.registry.strategy(kind.resource).spec.status_subresource
         ):

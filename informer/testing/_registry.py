@@ -112,6 +112,16 @@ class Strategy:
             else:
                 written.pop("status", None)
             return written
+        if subresource == "finalize":  # namespaces: only spec.finalizers changes
+            assert previous is not None
+            finalized: Json = copy(previous.data)
+            finalizers = (obj.get("spec") or {}).get("finalizers")
+            spec = finalized.setdefault("spec", {})
+            if finalizers:
+                spec["finalizers"] = finalizers
+            else:
+                spec.pop("finalizers", None)
+            return finalized
         resource = self.resource
         given = obj.get("metadata") or {}
         meta: Json = {"name": name}
@@ -134,8 +144,17 @@ class Strategy:
                 meta[key] = value
         data: Json = {"kind": resource.kind, "apiVersion": resource.api_version, "metadata": meta}
         data.update(rest)
-        if resource == NAMESPACES and previous is None:
-            prepare_namespace(data)
+        if resource == NAMESPACES:
+            if previous is None:
+                prepare_namespace(data)
+            elif not keep_status:  # spec.finalizers change only through /finalize
+                spec = dict(data.get("spec") or {})
+                old = (previous.data.get("spec") or {}).get("finalizers")
+                if old:
+                    spec["finalizers"] = old
+                else:
+                    spec.pop("finalizers", None)
+                data["spec"] = spec
         return data
 
     def _keep_status(self, rest: Json, previous: StoredObject | None) -> None:

@@ -297,3 +297,24 @@ async def test_a_zero_grace_delete_of_a_held_pod_waits_only_for_finalizers(
     assert second.body["metadata"]["deletionGracePeriodSeconds"] == 0  # now only the finalizer
     api_server.patch(PODS, "held", {"metadata": {"finalizers": None}}, "default")
     assert api_server.get(PODS, "held", "default") is None
+
+
+async def test_namespace_finalizers_change_only_through_finalize(
+    api_server: ApiServer, client: Client
+) -> None:
+    made = (await client.request(api_server, "POST", NS_PATH, {"metadata": {"name": "fin"}})).body
+    put = await client.request(api_server, "PUT", NS_PATH + "/fin", {**made, "spec": {}})
+    assert put.body["spec"] == {"finalizers": ["kubernetes"]}  # ignored on the main endpoint
+    held = dict(made)
+    held["metadata"] = {**made["metadata"], "finalizers": ["example.com/hold"]}
+    await client.request(api_server, "PUT", NS_PATH + "/fin", held)
+    await client.request(api_server, "DELETE", NS_PATH + "/fin")
+    # what `kubectl replace --raw .../finalize` does to a stuck namespace
+    current = (await client.get(api_server, NS_PATH + "/fin")).body
+    finalized = await client.request(
+        api_server, "PUT", NS_PATH + "/fin/finalize", {**current, "spec": {"finalizers": []}}
+    )
+    assert finalized.status == 200 and "finalizers" not in finalized.body["spec"]
+    assert (await client.get(api_server, NS_PATH + "/fin")).status == 200  # metadata's remains
+    api_server.patch(NAMESPACES, "fin", {"metadata": {"finalizers": None}})
+    assert api_server.get(NAMESPACES, "fin") is None
