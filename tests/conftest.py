@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -154,3 +157,17 @@ class Recorder:
 
     def of(self, kind: str) -> list[tuple[str, Any, Any]]:
         return [c for c in self.calls if c[0] == kind]
+
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+ELECTION = {"lease_duration": 1.0, "renew_deadline": 0.6, "retry_period": 0.2}
+"""LeaderElector timings for tests that run examples in real time (short, in seconds)."""
+
+
+def load_example(name: str) -> ModuleType:
+    """Import ``examples/<name>.py`` (the examples are scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

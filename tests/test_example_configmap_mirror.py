@@ -5,33 +5,18 @@ mirrors end as the sources say, and no mirror was ever created twice."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 from collections import Counter
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import aiohttp
 import pytest
-from conftest import FAST
+from conftest import ELECTION, FAST, load_example
 
 from informer import CONFIGMAPS, LEASES, NAMESPACES
 from informer.testing import ApiServer, Fault
 
 pytestmark = pytest.mark.asyncio
-
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-ELECTION = {"lease_duration": 1.0, "renew_deadline": 0.6, "retry_period": 0.2}
-
-
-def load_example(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 mirror = load_example("configmap_mirror")
 

@@ -258,18 +258,81 @@ async def test_marked_for_deletion_is_not_deleted(api_server: ApiServer, client:
     assert records == [WriteRecord(PODS, "delete", "p", "default", "u1", "7", False)]
 
 
-async def test_leases_and_server_side_apply_request(api_server: ApiServer, client: Client) -> None:
+async def test_leases(api_server: ApiServer, client: Client) -> None:
     lease = await client.create(
         LEASES,
         {"metadata": {"name": "l", "namespace": "kube-system"}, "spec": {"holderIdentity": "me"}},
     )
     assert lease.kind == "Lease" and lease["spec"]["holderIdentity"] == "me"
-    applied: Any
-    try:
-        applied = await client.apply(CONFIGMAPS, cm("a", k="1"), field_manager="mirror", force=True)
-    except ApiError as exc:  # a server without server-side apply
-        applied = exc
+
+
+async def test_server_side_apply(api_server: ApiServer, client: Client) -> None:
+    applied = await client.apply(CONFIGMAPS, cm("a", k="1"), field_manager="mirror")
+    assert applied["data"] == {"k": "1"}  # created by the apply
     request = next(r for r in api_server.requests if r.verb == "patch")
-    assert request.query == {"fieldManager": "mirror", "force": "true"}
-    if isinstance(applied, KubeObject):
-        assert applied["data"] == {"k": "1"}
+    assert request.query == {"fieldManager": "mirror"}
+    managers = {f["manager"] for f in applied["metadata"]["managedFields"]}
+    assert managers == {"mirror"}
+    with pytest.raises(Conflict):  # data.k is owned by "mirror"
+        await client.apply(CONFIGMAPS, cm("a", k="2"), field_manager="other")
+    forced = await client.apply(CONFIGMAPS, cm("a", k="2"), field_manager="other", force=True)
+    assert forced["data"] == {"k": "2"}
+    assert [r.query.get("force") for r in api_server.requests if r.verb == "patch"][-1] == "true"
+
+
+async def test_strategic_merge_patch(api_server: ApiServer, client: Client) -> None:
+    pod = {
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"containers": [{"name": "a", "image": "x:1"}, {"name": "b", "image": "y:1"}]},
+    }
+    await client.create(PODS, pod)
+    patch = {"spec": {"containers": [{"name": "b", "image": "y:2"}]}}
+    patched = await client.patch(PODS, "p", patch, namespace="default", type=PatchType.STRATEGIC)
+    # merged by the list's merge key (name), where a merge patch would replace the list
+    images = [(c["name"], c["image"]) for c in patched["spec"]["containers"]]
+    assert images == [("a", "x:1"), ("b", "y:2")]
+
+
+async def test_status_subresource(api_server: ApiServer, client: Client) -> None:
+    pod = {
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"containers": [{"name": "a", "image": "x:1"}]},
+    }
+    await client.create(PODS, pod)
+    records: list[WriteRecord] = []
+    client.observe_writes(records.append)
+    updated = await client.patch_status(PODS, "p", {"phase": "Running"}, namespace="default")
+    assert updated["status"]["phase"] == "Running"
+    assert [r.path for r in api_server.requests if r.verb == "patch"] == [
+        "/api/v1/namespaces/default/pods/p/status"
+    ]
+    assert records[0].resource_version == updated.resource_version
+    status = await client.get(PODS, "p", "default", subresource="status")
+    assert status["status"]["phase"] == "Running"
+
+
+async def test_delete_held_by_a_finalizer(api_server: ApiServer, client: Client) -> None:
+    records: list[WriteRecord] = []
+    client.observe_writes(records.append)
+    created = await client.create(
+        CONFIGMAPS,
+        {"metadata": {"name": "a", "namespace": "default", "finalizers": ["example.com/x"]}},
+    )
+    marked = await client.delete(CONFIGMAPS, "a", "default")
+    assert marked.kind == "ConfigMap" and marked["metadata"]["deletionTimestamp"]
+    assert records[-1].deleted is False  # still there, being deleted
+    gone = await client.remove_finalizer(CONFIGMAPS, marked, "example.com/x")
+    assert gone.uid == created.uid
+    with pytest.raises(NotFound):
+        await client.get(CONFIGMAPS, "a", "default")
+
+
+async def test_dry_run_writes_nothing(api_server: ApiServer, client: Client) -> None:
+    await client.create(CONFIGMAPS, cm("a"), dry_run=True)
+    assert api_server.get(CONFIGMAPS, "a", "default") is None
+    await client.create(CONFIGMAPS, cm("a"))
+    await client.patch(CONFIGMAPS, "a", {"data": {"k": "v"}}, namespace="default", dry_run=True)
+    await client.delete(CONFIGMAPS, "a", "default", dry_run=True)
+    assert api_server.get(CONFIGMAPS, "a", "default") == (
+        await client.get(CONFIGMAPS, "a", "default")
+    )
