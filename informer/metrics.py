@@ -10,7 +10,10 @@ client-go has one (``reflector_lists_total``, ``reflector_watches_total``,
 ``workqueue_retries_total``, ``workqueue_queue_duration_seconds``,
 ``workqueue_work_duration_seconds``, ``workqueue_longest_running_processor_seconds``).
 Informer metrics carry ``resource`` (``plural.group``), ``namespace`` ("" = all) and ``selector``;
-handler metrics add ``handler``; work queue metrics carry ``name``.
+handler metrics add ``handler``; work queue metrics carry ``name``. Controllers export
+controller-runtime's ``controller_runtime_reconcile_total{controller,result}``,
+``controller_runtime_reconcile_errors_total``, ``controller_runtime_reconcile_time_seconds`` and
+``controller_runtime_active_workers``, plus ``controller_stale_skips_total``.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from prometheus_client import REGISTRY, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector, CollectorRegistry
 
+from informer.controller import Controller
 from informer.informer import Informer, SharedInformerFactory
 from informer.resource_version import is_comparable
 
@@ -80,8 +84,9 @@ class InformerCollector(Collector):
     def __init__(self) -> None:
         self._sources: list[Callable[[], Iterable[Any]]] = []
 
-    def add(self, *sources: Informer | SharedInformerFactory | _Statistics) -> None:
-        """Watch these (an informer, a factory: also its future informers, a work queue)."""
+    def add(self, *sources: Informer | SharedInformerFactory | Controller | _Statistics) -> None:
+        """Watch these (an informer; a factory: also its future informers; a controller: also its
+        work queue; a work queue)."""
         for source in sources:
             self._sources.append(_source(source))
 
@@ -99,9 +104,59 @@ class InformerCollector(Collector):
     def collect(self) -> Iterable[Metric]:
         objects = list(self._objects())
         informers = [o for o in objects if isinstance(o, Informer)]
-        queues = [o for o in objects if not isinstance(o, Informer)]
+        controllers = [o for o in objects if isinstance(o, Controller)]
+        queues = [o for o in objects if not isinstance(o, Informer | Controller)]
+        queues += [c.queue for c in controllers if all(c.queue is not q for q in queues)]
         yield from self._informer_metrics(informers)
+        yield from self._controller_metrics(controllers)
         yield from self._queue_metrics(queues)
+
+    def _controller_metrics(self, controllers: list[Controller]) -> Iterator[Metric]:
+        if not controllers:
+            return
+        total = CounterMetricFamily(
+            "controller_runtime_reconcile_total",
+            "Reconciles by result (success, requeue_after, error, timeout, cancelled).",
+            labels=["controller", "result"],
+        )
+        errors = CounterMetricFamily(
+            "controller_runtime_reconcile_errors_total",
+            "Reconciles that raised or timed out.",
+            labels=["controller"],
+        )
+        stale = CounterMetricFamily(
+            "controller_stale_skips_total",
+            "Keys requeued because the caches had not yet shown the controller's own writes.",
+            labels=["controller"],
+        )
+        active = GaugeMetricFamily(
+            "controller_runtime_active_workers", "Workers reconciling now.", labels=["controller"]
+        )
+        durations = Metric(
+            "controller_runtime_reconcile_time_seconds",
+            "Seconds per reconcile, over a recent window.",
+            "summary",
+        )
+        for c in controllers:
+            s = c.statistics()
+            name = [c.name]
+            for result, value in (
+                ("success", s.succeeded),
+                ("requeue_after", s.requeued_after),
+                ("error", s.errors),
+                ("timeout", s.timeouts),
+                ("cancelled", s.cancelled),
+            ):
+                total.add_metric([c.name, result], float(value))
+            errors.add_metric(name, float(s.errors + s.timeouts))
+            stale.add_metric(name, float(s.stale_skips))
+            active.add_metric(name, float(s.active))
+            for q, seconds in (("0.5", s.duration.p50), ("0.99", s.duration.p99)):
+                durations.add_sample(durations.name, {"controller": c.name, "quantile": q}, seconds)
+            durations.add_sample(
+                durations.name + "_count", {"controller": c.name}, float(s.duration.count)
+            )
+        yield from (total, errors, stale, active, durations)
 
     def _informer_metrics(self, informers: list[Informer]) -> Iterator[Metric]:
         counters = {
@@ -221,11 +276,11 @@ class InformerCollector(Collector):
 
 
 def register_metrics(
-    *sources: Informer | SharedInformerFactory | _Statistics,
+    *sources: Informer | SharedInformerFactory | Controller | _Statistics,
     registry: CollectorRegistry | None = None,
 ) -> InformerCollector:
-    """Register one collector for these informers, factories and work queues; returns it (its
-    ``add`` watches more)."""
+    """Register one collector for these informers, factories, controllers and work queues;
+    returns it (its ``add`` watches more)."""
     collector = InformerCollector()
     collector.add(*sources)
     (registry if registry is not None else REGISTRY).register(collector)

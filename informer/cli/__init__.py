@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 
-from informer.cli import serve, watch
+from informer.cli import demo, serve, watch
 
-_COMMANDS = (serve, watch)
+_COMMANDS = (demo, serve, watch)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -1,0 +1,359 @@
+"""``informer demo``: shared informers and a controller against a busy, misbehaving API server.
+
+Everything runs in this process, nothing else is needed: the embedded test API server (pick its
+``--personality``), a synthetic workload (ConfigMaps created, updated, relabelled and deleted
+across namespaces, node Leases renewed) with history compaction so that 410s happen, and with
+``--faults`` (on by default) dropped, cut and stalled watches, 429s, lagging lists and stale
+replays. Shared informers watch it, and a small controller mirrors every ConfigMap into a Secret
+with read-your-own-writes. A live view shows sync progress, events/s, each cache's RV against the
+server's, relists, 410s, stale events dropped, freshness waits and queues; plain lines when stdout
+is not a terminal. After ``--duration`` seconds (or Ctrl-C) the summary checks that every cache
+equals the server's state, and the exit status says whether it does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+import time
+from typing import Any
+
+from rich.console import Console, Group
+from rich.live import Live
+
+from informer.backoff import BackoffPolicy
+from informer.cli._common import add_common_options, run_command
+from informer.cli._convergence import catch_up, check_cache
+from informer.cli._mirror import mirror_controller, mirrors_converged
+from informer.cli._monitor import InformerMonitor
+from informer.cli._progress import ProgressTransport
+from informer.cli._view import freshness_table, header_panel, plain_line
+from informer.cli._workload import FaultSchedule, Workload, percentile
+from informer.client import Client
+from informer.controller import Controller
+from informer.informer import Informer, SharedInformerFactory
+from informer.objects import KubeObject
+from informer.reflector import ReflectorOptions
+from informer.resource import CONFIGMAPS, LEASES, SECRETS
+from informer.testing import PERSONALITIES, ApiServer
+
+_PROG = "informer demo"
+_IDLE_TIMEOUT = 2.0
+
+
+def register(commands: Any) -> None:
+    """Add the ``demo`` sub-command to ``commands`` (an argparse sub-parsers action)."""
+    demo: argparse.ArgumentParser = commands.add_parser(
+        "demo",
+        help="informers and a controller against a busy, faulty embedded API server",
+        description=__doc__,
+    )
+    demo.add_argument("--duration", type=float, default=30.0, metavar="SECONDS")
+    demo.add_argument("--rate", type=float, default=40.0, help="writes per second (40)")
+    demo.add_argument("--objects", type=int, default=200, help="ConfigMaps created up front")
+    demo.add_argument("--personality", choices=PERSONALITIES, default="modern")
+    demo.add_argument(
+        "--faults",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="inject dropped/stalled watches, 429s, lagging lists, stale replays (on)",
+    )
+    demo.add_argument(
+        "--fault-interval", type=float, default=0.7, metavar="SECONDS", help="one fault every"
+    )
+    demo.add_argument(
+        "--compaction-window",
+        type=int,
+        default=60,
+        metavar="N",
+        help="revisions of history the server keeps (small: 410s happen)",
+    )
+    demo.add_argument("--no-controller", dest="controller", action="store_false")
+    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument(
+        "--interval", type=float, default=2.0, metavar="SECONDS", help="plain-output period"
+    )
+    # testing aids: make a cache diverge (the check must fail); keep serving metrics afterwards
+    demo.add_argument("--diverge", action="store_true", help=argparse.SUPPRESS)
+    demo.add_argument("--hold", action="store_true", help=argparse.SUPPRESS)
+    add_common_options(demo)
+    demo.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the demo; returns the exit status (0 when every cache equals the server's state)."""
+    return run_command(_PROG, args, _main)
+
+
+def _diverging(obj: dict[str, Any]) -> dict[str, Any]:
+    """A transform with a bug (for tests of the check): it adds a label to what it caches."""
+    meta = obj.setdefault("metadata", {})
+    meta["labels"] = {**(meta.get("labels") or {}), "demo/diverged": "true"}
+    return obj
+
+
+class _Demo:
+    """The server, workload, informers and controller of one run, and their monitors."""
+
+    def __init__(self, args: argparse.Namespace, server: ApiServer, api: Any) -> None:
+        self.args = args
+        self.server = server
+        self.transport = ProgressTransport(api)
+        options = ReflectorOptions(
+            idle_timeout=_IDLE_TIMEOUT,
+            watch_timeout=(2, 5),  # short watches: faults apply to new requests
+            backoff=BackoffPolicy(initial=0.1, maximum=1.0, reset_after=10.0),
+        )
+        self.factory = SharedInformerFactory(self.transport, options=options)
+        f = self.factory
+        self.configmaps = f.informer(CONFIGMAPS)
+        self.informers: list[tuple[str, Informer]] = [
+            ("configmaps (all namespaces)", self.configmaps),
+            (
+                "configmaps team-a app=web",
+                f.informer(
+                    CONFIGMAPS,
+                    namespace="team-a",
+                    label_selector="app=web",
+                    transform=_diverging if args.diverge else None,
+                ),
+            ),
+            ("leases nodes", f.informer(LEASES, namespace="nodes")),
+        ]
+        self.controller: Controller | None = None
+        if args.controller:
+            secrets = f.informer(SECRETS)
+            self.informers.append(("secrets (mirrors)", secrets))
+            self.client = Client(api, field_manager="informer-demo")
+            self.controller = mirror_controller(self.client, self.configmaps, secrets)
+        self.monitors: list[InformerMonitor] = []
+        for name, inf in self.informers:
+            counter = inf.add_handler(on_add=_noop_add, on_update=_noop_update, name="demo")
+            self.monitors.append(
+                InformerMonitor(
+                    inf,
+                    name,
+                    transport=self.transport,
+                    handlers=[counter],
+                    parse_rv=self._parse_rv,
+                )
+            )
+        self.workload = Workload(
+            server,
+            args.rate,
+            freshness_probe=self.configmaps,
+            on_writes=self.observe_server,
+            seed=args.seed,
+        )
+        self.faults = FaultSchedule(
+            server, args.fault_interval, idle_timeout=_IDLE_TIMEOUT, seed=args.seed
+        )
+        self.started = time.monotonic()
+        self._writes_at: tuple[float, int] = (self.started, 0)
+
+    def _parse_rv(self, rv: str) -> int | None:
+        try:
+            return self.server.parse_resource_version(rv) if rv else None
+        except Exception:
+            return None
+
+    def facts(self) -> dict[str, str]:
+        now = time.monotonic()
+        then, writes = self._writes_at
+        rate = (self.workload.writes - writes) / (now - then) if now > then else 0.0
+        self._writes_at = (now, self.workload.writes)
+        waits = list(self.workload.freshness_waits)
+        facts = {
+            "t": f"{now - self.started:.0f}/{self.args.duration:.0f}s",
+            "server": self.server.personality,
+            "server RV": self.server.format_resource_version(self.server.revision),
+            "writes/s": f"{rate:.0f}",
+            "freshness waits p50/p99": (
+                f"{percentile(waits, 0.5) * 1000:.0f}/{percentile(waits, 0.99) * 1000:.0f} ms"
+                f" (n={len(waits)})"
+            ),
+            "faults": f"{self.faults.fired} fired" if self.args.faults else "off",
+        }
+        if self.controller is not None:
+            c = self.controller.statistics()
+            facts["work queue"] = str(c.queue.depth + c.queue.processing)
+            facts["reconciles"] = f"{c.reconciles} ({c.errors} errors, {c.stale_skips} stale skips)"
+        return facts
+
+    def observe_server(self) -> None:
+        """Note the server's revision now (the lag in seconds is measured from these)."""
+        for monitor in self.monitors:
+            monitor.lag.observe(self.server.revision)
+
+    def sample(self) -> list[Any]:
+        self.observe_server()
+        return [m.sample() for m in self.monitors]
+
+    def render(self) -> Group:
+        facts = self.facts()
+        return Group(
+            header_panel("informer demo", facts),
+            freshness_table(self.sample(), title="informers (shared, one watch each)"),
+        )
+
+    def plain(self) -> list[str]:
+        facts = self.facts()
+        head = " ".join(f"{k.replace(' ', '_')}={v.replace(' ', '')}" for k, v in facts.items())
+        return [head, *(f"  {plain_line(row)}" for row in self.sample())]
+
+
+def _noop_add(obj: KubeObject, initial: bool) -> None:
+    return None
+
+
+def _noop_update(old: KubeObject, new: KubeObject) -> None:
+    return None
+
+
+async def _show(demo: _Demo, stop: asyncio.Event, console: Console) -> None:
+    """The live view until ``stop`` (a terminal), else plain lines every ``--interval``."""
+    if console.is_terminal:
+        with Live(demo.render(), console=console, refresh_per_second=4) as live:
+            while not stop.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), 0.5)
+                live.update(demo.render())
+        return
+    while not stop.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), demo.args.interval)
+        for line in demo.plain():
+            print(line, flush=True)
+
+
+async def _drain(controller: Controller, timeout: float) -> None:
+    """Until the controller has nothing queued or in flight (or ``timeout``)."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(timeout):
+            while True:
+                q = controller.statistics().queue
+                if q.depth + q.processing + q.waiting == 0:
+                    return
+                await asyncio.sleep(0.1)
+
+
+async def _main(args: argparse.Namespace) -> int:
+    server = ApiServer(
+        args.personality,
+        compaction_window=args.compaction_window,
+        bookmark_interval=1.0,
+        too_large_wait=0.5,
+    )
+    async with server, server.api_client() as api:
+        return await _run(args, server, api)
+
+
+async def _run(args: argparse.Namespace, server: ApiServer, api: Any) -> int:
+    console = Console()
+    if not console.is_terminal:
+        console = Console(soft_wrap=True)  # whole lines for logs and pipes
+    demo = _Demo(args, server, api)
+    demo.workload.seed_objects(args.objects)
+    if args.metrics_port is not None:
+        from informer.metrics import register_metrics, serve_metrics
+
+        sources: list[Any] = [demo.factory]
+        if demo.controller is not None:
+            sources.append(demo.controller)
+        port = serve_metrics(args.metrics_port).server_port
+        register_metrics(*sources)
+        console.print(f"metrics: http://127.0.0.1:{port}/metrics")
+    console.print(
+        f"informer demo: {server.personality} API server at {server.url}, "
+        f"{args.rate:.0f} writes/s, faults {'on' if args.faults else 'off'}, "
+        f"{args.duration:.0f} s (Ctrl-C ends it early)"
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError):
+        loop.add_signal_handler(signal.SIGINT, stop.set)
+    demo.factory.start()
+    if demo.controller is not None:
+        demo.controller.start()
+    tasks = [asyncio.create_task(demo.workload.run())]
+    if args.faults:
+        tasks.append(asyncio.create_task(demo.faults.run()))
+    view = asyncio.create_task(_show(demo, stop, console))
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), args.duration)
+    stop.set()
+    await view
+    with contextlib.suppress(NotImplementedError):
+        loop.remove_signal_handler(signal.SIGINT)
+    return await _finish(demo, tasks, console)
+
+
+async def _finish(demo: _Demo, tasks: list[asyncio.Task[None]], console: Console) -> int:
+    """Stop the writers, let everything settle, check every cache against the server."""
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    demo.faults.clear()
+    console.print("stopping the workload; checking every cache against the server ...")
+    if demo.controller is not None:
+        await _drain(demo.controller, 15.0)
+        await demo.controller.stop()
+    informers = [inf for _, inf in demo.informers]
+    revision = demo.server.revision
+    demo.workload.flush(demo.server.stale_lag + 1)  # a lagging replica's view passes revision
+    caught_up = await catch_up(demo.server, informers, revision, 30.0)
+    checks = [check_cache(demo.server, inf, name) for name, inf in demo.informers]
+    _summary(demo, console)
+    for check in checks:
+        console.print(check.line(), highlight=False)
+    if demo.controller is not None:
+        good, total = mirrors_converged(
+            demo.server.list_objects(CONFIGMAPS), demo.server.list_objects(SECRETS)
+        )
+        console.print(f"controller: {good}/{total} ConfigMaps have an up-to-date Secret mirror")
+    ok = caught_up and all(c.equal for c in checks)
+    if not caught_up:
+        console.print("FAILED: not every cache reached the server's revision within 30 s")
+    console.print(
+        "every cache equals the server's state"
+        if ok
+        else "MISMATCH: a cache differs from the server's state",
+        style="bold green" if ok else "bold red",
+    )
+    await demo.factory.stop()
+    if demo.args.hold:
+        console.print("holding (close stdin to exit)")
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+    return 0 if ok else 1
+
+
+def _summary(demo: _Demo, console: Console) -> None:
+    w = demo.workload
+    waits = list(w.freshness_waits)
+    injected = ", ".join(f"{n} {k}" for k, n in sorted(demo.faults.injected.items())) or "none"
+    console.print(
+        f"ran {time.monotonic() - demo.started:.1f} s: {w.writes} writes; faults injected: "
+        f"{injected} ({demo.faults.fired} fired); freshness waits p50 "
+        f"{percentile(waits, 0.5) * 1000:.1f} ms, p99 {percentile(waits, 0.99) * 1000:.1f} ms "
+        f"over {len(waits)} waits",
+        highlight=False,
+    )
+    for monitor in demo.monitors:
+        s = monitor.informer.statistics()
+        console.print(
+            f"  {monitor.name}: {s.lists} lists ({s.relists} relists), {s.watches} watches, "
+            f"{s.expired} 410s, {s.stale_events_dropped} stale events dropped, "
+            f"{s.events_applied} events applied",
+            highlight=False,
+        )
+    if demo.controller is not None:
+        c = demo.controller.statistics()
+        console.print(
+            f"  controller mirror: {c.reconciles} reconciles, {c.errors} errors, "
+            f"{c.stale_skips} stale skips (read-your-own-writes), freshness wait p99 "
+            f"{c.freshness_wait.p99 * 1000:.1f} ms",
+            highlight=False,
+        )
