@@ -306,6 +306,7 @@ async def _finish(demo: _Demo, tasks: list[asyncio.Task[None]], console: Console
     demo.workload.flush(demo.server.stale_lag + 1)  # a lagging replica's view passes revision
     caught_up = await catch_up(demo.server, informers, revision, 30.0)
     checks = [check_cache(demo.server, inf, name) for name, inf in demo.informers]
+    await demo.factory.stop()  # the statistics printed are final (and what metrics then show)
     _summary(demo, console)
     for check in checks:
         console.print(check.line(), highlight=False)
@@ -323,7 +324,6 @@ async def _finish(demo: _Demo, tasks: list[asyncio.Task[None]], console: Console
         else "MISMATCH: a cache differs from the server's state",
         style="bold green" if ok else "bold red",
     )
-    await demo.factory.stop()
     if demo.args.hold:
         console.print("holding (close stdin to exit)")
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
