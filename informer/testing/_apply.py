@@ -22,6 +22,7 @@ from informer.testing._managed_fields import (
     field_set,
     is_missing,
     item_key,
+    same_entry,
     value_at,
 )
 from informer.testing._registry import Registry, copy, now
@@ -77,7 +78,7 @@ def apply_patch(
     conflicts: list[tuple[Json, Path]] = []
     for existing in entries:
         owned = decode_fields(existing.get("fieldsV1"))
-        if existing.get("manager") == manager and existing.get("operation") == "Apply":
+        if same_entry(existing, manager, "Apply", subresource):
             prior = owned
             continue
         for path in sorted(owned & fields):
@@ -102,7 +103,7 @@ def apply_patch(
     for path in sorted(prior - fields, key=len):  # a removed item takes its fields with it
         if path not in still_owned and not any(p[: len(path)] == path for p in still_owned):
             _remove(merged, path, owned_now)
-    new_entries.insert(0, entry(manager, "Apply", resource.api_version, fields, time))
+    new_entries.insert(0, entry(manager, "Apply", resource.api_version, fields, time, subresource))
     merged_meta = merged["metadata"]
     merged_meta["managedFields"] = new_entries
     merged_meta.pop("resourceVersion", None)

@@ -200,9 +200,16 @@ def decode_fields(tree: Any, prefix: Path = ()) -> FieldSet:
     return out
 
 
-def entry(manager: str, operation: str, api_version: str, fields: FieldSet, time: str) -> Json:
-    """One ``managedFields`` entry."""
-    return {
+def entry(
+    manager: str,
+    operation: str,
+    api_version: str,
+    fields: FieldSet,
+    time: str,
+    subresource: str = "",
+) -> Json:
+    """One ``managedFields`` entry (``subresource`` for writes through e.g. ``/status``)."""
+    made: Json = {
         "manager": manager,
         "operation": operation,
         "apiVersion": api_version,
@@ -210,6 +217,18 @@ def entry(manager: str, operation: str, api_version: str, fields: FieldSet, time
         "fieldsType": "FieldsV1",
         "fieldsV1": encode_fields(fields),
     }
+    if subresource:
+        made["subresource"] = subresource
+    return made
+
+
+def same_entry(existing: Json, manager: str, operation: str, subresource: str) -> bool:
+    """Whether ``existing`` is the entry of ``manager``'s ``operation`` through ``subresource``."""
+    return (
+        existing.get("manager") == manager
+        and existing.get("operation") == operation
+        and existing.get("subresource", "") == subresource
+    )
 
 
 def changed_fields(
@@ -237,6 +256,7 @@ def track_update(
     group: str,
     plural: str,
     time: str,
+    subresource: str = "",
 ) -> list[Json]:
     """The ``managedFields`` of ``new`` after a non-apply write by ``manager``: it owns what it
     changed, nobody keeps what it changed or removed."""
@@ -248,7 +268,7 @@ def track_update(
     mine: FieldSet | None = None
     for existing in entries:
         fields = decode_fields(existing.get("fieldsV1"))
-        if existing.get("manager") == manager and existing.get("operation") == "Update":
+        if same_entry(existing, manager, "Update", subresource):
             mine = fields
             continue
         kept = fields - changed - removed
@@ -258,5 +278,5 @@ def track_update(
             result.append({**existing, "fieldsV1": encode_fields(kept)})
     owned = ((mine or set()) | changed) - removed
     if owned:
-        result.append(entry(manager, "Update", api_version, owned, time))
+        result.append(entry(manager, "Update", api_version, owned, time, subresource))
     return result

@@ -450,7 +450,7 @@ class Registry:
         if resource == CRDS:
             self._prepare_crd(data, current)
         data["metadata"]["resourceVersion"] = current.data["metadata"]["resourceVersion"]
-        self._stamp_managers(resource, data, current.data, obj, options)
+        self._stamp_managers(resource, data, current.data, obj, options, subresource)
         if options.dry_run:
             return data
         if update_rules(resource, data, current.data):
@@ -466,7 +466,12 @@ class Registry:
 
     @staticmethod
     def _stamp_managers(
-        resource: Resource, data: Json, previous: Json | None, given: Json, options: WriteOptions
+        resource: Resource,
+        data: Json,
+        previous: Json | None,
+        given: Json,
+        options: WriteOptions,
+        subresource: str = "",
     ) -> None:
         """Set ``managedFields``: as server-side apply computed them, as a write by
         ``options.field_manager`` changes them, or (Python API writes, like writes straight to
@@ -484,6 +489,7 @@ class Registry:
                 resource.group,
                 resource.plural,
                 now(),
+                subresource,
             )
         elif given_entries is not None:  # the Python API stores what it is given
             entries = given_entries

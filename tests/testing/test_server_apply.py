@@ -199,3 +199,29 @@ async def test_a_too_long_field_manager_is_invalid(api_server: ApiServer, client
     reply = await client.request(api_server, "POST", CM_PATH, cm("a"), fieldManager="m" * 129)
     assert reply.status == 422
     assert "fieldManager: Too long: may not be more than 128 bytes" in reply.body["message"]
+
+
+async def test_status_writes_are_recorded_with_their_subresource(
+    api_server: ApiServer, client: Client
+) -> None:
+    created = await client.request(
+        api_server,
+        "POST",
+        "/api/v1/namespaces/default/pods",
+        pod_config({"name": "app", "image": "app:1"}),
+        fieldManager="creator",
+    )
+    assert created.status == 201, created.body
+    patched = await client.request(
+        api_server,
+        "PATCH",
+        POD_PATH + "/status",
+        {"status": {"phase": "Running"}},
+        content_type="application/merge-patch+json",
+        fieldManager="kubelet",
+    )
+    assert patched.status == 200, patched.body
+    entries = {e["manager"]: e for e in patched.body["metadata"]["managedFields"]}
+    assert entries["kubelet"]["subresource"] == "status"
+    assert entries["kubelet"]["fieldsV1"] == {"f:status": {"f:phase": {}}}
+    assert "subresource" not in entries["creator"]
