@@ -174,6 +174,12 @@ _SUPPORTED = {
 }
 
 
+def _brief(exc: Exception) -> str:
+    """A failure for a log line: an API error by code and reason (its message may quote
+    values), anything else by its message."""
+    return f"{exc.code} {exc.reason}" if isinstance(exc, ApiError) else str(exc)
+
+
 class _Phase(enum.Enum):
     LIST = "list"
     WATCH = "watch"
@@ -435,7 +441,7 @@ class Reflector:
         if self.options.list_strategy == "stream":
             return
         self._stream_failures_in_a_row += 1
-        error = f"{exc.code} {exc.reason}" if isinstance(exc, ApiError) else str(exc)
+        error = _brief(exc)
         if self._stream_failures_in_a_row < self.options.stream_failures_before_pause:
             self._stream_state = StreamingState.RETRYING
             self.log.info(
@@ -549,7 +555,7 @@ class Reflector:
         self._counters.page_retries += 1
         retry_after = exc.retry_after if isinstance(exc, TooManyRequests) else None
         delay = await self._backoff.sleep(retry_after)
-        error = f"{exc.code} {exc.reason}" if isinstance(exc, ApiError) else str(exc)
+        error = _brief(exc)
         self.log.info("reflector.page_retry", error=error, failures=failures, delay=round(delay, 3))
         return True
 
