@@ -721,9 +721,12 @@ class Reflector:
         except WatchIdleTimeout as exc:
             # Silent for idle_timeout: a stuck proxy or a half-dead connection, or only a quiet
             # resource (servers send bookmarks only after a change newer than the watch's
-            # start). Re-watching from the last RV loses nothing and costs one request: no
-            # relist, no probe, no backoff, not an error.
+            # start). Re-watching from the last RV loses nothing: no relist, no backoff, not an
+            # error.
             self._counters.idle_rewatches += 1
+            # A watch from an RV a restored server has not reached is silent too: one limit=1
+            # list before the next watch tells (not a relist: at most one item)
+            self._probe_before_watch = True
             self.log.info(
                 "reflector.watch_idle", seconds=exc.seconds, rv=self.store.resource_version
             )
