@@ -30,6 +30,7 @@ from informer.errors import (
     WatchStreamError,
 )
 from informer.informer import (
+    DeliveryLatency,
     Handler,
     HandlerStats,
     Informer,
@@ -83,6 +84,7 @@ __all__ = [
     "Conflict",
     "Controller",
     "ControllerStats",
+    "DeliveryLatency",
     "Delta",
     "DiscoveryError",
     "DropFields",

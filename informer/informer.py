@@ -14,7 +14,8 @@ from __future__ import annotations
 import asyncio
 import enum
 import inspect
-from collections import OrderedDict
+import time
+from collections import OrderedDict, deque
 from collections.abc import AsyncGenerator, Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass, replace
 from types import TracebackType
@@ -38,13 +39,24 @@ DeleteHandler = Callable[[KubeObject | Tombstone], Awaitable[None] | None]
 
 
 @dataclass(frozen=True, slots=True)
+class DeliveryLatency:
+    """Seconds from a change being queued for a handler to the handler's call, over the last
+    ``count`` deliveries (at most 1024)."""
+
+    count: int = 0
+    p50: float = 0.0
+    p99: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
 class HandlerStats:
-    """Counters of one handler."""
+    """Counters of one handler, and its recent delivery latency."""
 
     delivered: int
     coalesced: int
     errors: int
     pending: int
+    latency: DeliveryLatency = DeliveryLatency()
 
 
 async def _cancel(task: asyncio.Task[None] | None) -> None:
@@ -91,10 +103,17 @@ class Handler:
         self._errors = 0
         self._idle = asyncio.Event()
         self._idle.set()
+        self._queued_at: dict[str, float] = {}  # key -> when it became pending
+        self._latencies: deque[float] = deque(maxlen=1024)
 
     def statistics(self) -> HandlerStats:
         pending = sum(len(v) for v in self._pending.values())
-        return HandlerStats(self._delivered, self._coalesced, self._errors, pending)
+        ordered = sorted(self._latencies)
+        latency = DeliveryLatency()
+        if ordered:
+            n = len(ordered)
+            latency = DeliveryLatency(n, ordered[n // 2], ordered[min(n - 1, int(0.99 * n))])
+        return HandlerStats(self._delivered, self._coalesced, self._errors, pending, latency)
 
     def push(self, delta: Delta) -> None:
         self.push_all((delta,))
@@ -103,17 +122,21 @@ class Handler:
         """Queue changes in order (one wake-up for all: a list's deltas come at once)."""
         pending = self._pending
         get = pending.get
+        queued_at = self._queued_at
+        now = time.monotonic()
         for delta in deltas:
             key = delta.obj.key
             queued = get(key)
             if queued is None:
                 pending[key] = [delta]
+                queued_at[key] = now
             else:
                 merged = _merge(queued[-1], delta)
                 self._coalesced += 2 - len(merged)
                 queued[-1:] = merged
                 if not queued:
                     del pending[key]
+                    queued_at.pop(key, None)
         self._idle.clear()
         self._wakeup.set()
 
@@ -125,6 +148,7 @@ class Handler:
         if merged:
             self._pending[key] = merged
             self._pending.move_to_end(key, last=False)
+            self._queued_at.setdefault(key, time.monotonic())
             self._idle.clear()
 
     def start(self) -> None:
@@ -149,6 +173,9 @@ class Handler:
                 await self._wakeup.wait()
                 continue
             key, deltas = self._pending.popitem(last=False)
+            queued_at = self._queued_at.pop(key, None)
+            if queued_at is not None:
+                self._latencies.append(time.monotonic() - queued_at)
             for i, delta in enumerate(deltas):
                 try:
                     result = self._deliver(delta)

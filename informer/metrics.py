@@ -217,8 +217,8 @@ class InformerCollector(Collector):
                 delivered.add_metric(hlabels, float(h.delivered))
                 coalesced.add_metric(hlabels, float(h.coalesced))
                 errors.add_metric(hlabels, float(h.errors))
-                window = getattr(h, "latency", None)
-                if window is not None and window.count:
+                window = h.latency
+                if window.count:
                     names = dict(
                         zip(("resource", "namespace", "selector", "handler"), hlabels, strict=True)
                     )

@@ -60,4 +60,6 @@ async def test_informer_metrics_are_scraped_with_their_values(api_server: ApiSer
     assert ("informer_seconds_since_progress", labels) in got
     handler = labels | {("handler", "noop")}
     assert got[("informer_handler_queue_depth", handler)] >= 0
-    assert ("informer_handler_deliveries_total", handler) in got
+    assert got[("informer_handler_deliveries_total", handler)] == 2
+    assert got[("informer_handler_delivery_latency_seconds_count", handler)] == 2
+    assert ("informer_handler_delivery_latency_seconds", handler | {("quantile", "0.99")}) in got
