@@ -354,6 +354,7 @@ def _summary(demo: _Demo, console: Console) -> None:
         console.print(
             f"  controller mirror: {c.reconciles} reconciles, {c.errors} errors, "
             f"{c.stale_skips} stale skips (read-your-own-writes), freshness wait p99 "
-            f"{c.freshness_wait.p99 * 1000:.1f} ms",
+            f"{c.freshness_wait.p99 * 1000:.1f} ms; left in its queue: {c.queue.depth} ready, "
+            f"{c.queue.waiting} waiting, {c.queue.processing} in flight",
             highlight=False,
         )
