@@ -111,7 +111,9 @@ def build(ds: Dataset) -> _Built:
         chunk = items[start : start + ds.page]
         more = start + ds.page < len(items)
         remaining = len(items) - start - ds.page if more else None
-        pages.append(_wrap_list(kind, chunk, list_rv, str(len(pages) + 1) if more else "", remaining))
+        pages.append(
+            _wrap_list(kind, chunk, list_rv, str(len(pages) + 1) if more else "", remaining)
+        )
     initial = [_event(kind, "ADDED", i) for i in items]
     initial.append(
         b'{"type":"BOOKMARK","object":{"kind":"%s","apiVersion":"v1","metadata":{"resourceVersion":'
@@ -165,7 +167,9 @@ class _Server:
             return await self.watch(request, scenario, token)
         b = self.b
         if scenario == "many":
-            return web.Response(body=b.ns_lists.get(parts[6], b.empty_list), content_type="application/json")
+            return web.Response(
+                body=b.ns_lists.get(parts[6], b.empty_list), content_type="application/json"
+            )
         if scenario == "fill":
             body = b.empty_list
         elif "limit" not in q:

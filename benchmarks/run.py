@@ -47,8 +47,13 @@ def child(replay: Replay, scenario: str, spec: dict[str, Any]) -> dict[str, Any]
     spec = {**spec, "base": f"{replay.base()}/{scenario}/t{_token}-{os.getpid()}"}
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE)])}
     proc = subprocess.run(
-        [sys.executable, "-c", "import sys, json, _clients; "
-         "print(json.dumps(_clients.run_child(json.loads(sys.argv[1]))))", json.dumps(spec)],
+        [
+            sys.executable,
+            "-c",
+            "import sys, json, _clients; "
+            "print(json.dumps(_clients.run_child(json.loads(sys.argv[1]))))",
+            json.dumps(spec),
+        ],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -84,7 +89,11 @@ class Results:
 
 
 def interleaved(
-    res: Results, replay: Replay, scenario: str, runs: list[tuple[str, str, dict[str, Any]]], reps: int
+    res: Results,
+    replay: Replay,
+    scenario: str,
+    runs: list[tuple[str, str, dict[str, Any]]],
+    reps: int,
 ) -> None:
     for rep in range(reps):
         for peer, case, extra in runs:
@@ -106,7 +115,9 @@ def short(r: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--quick", action="store_true", help="smaller sets, about 2 minutes")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--json", type=Path, help="write every raw result here")
@@ -125,63 +136,107 @@ def main() -> None:
     print(f"\n== {n_pods:,} Pods (~6.6 KB), {w_pods:,} watch events, pages of 500")
     with Replay(Dataset("pods", n_pods, w_pods)) as rp:
         pods = dict(n=n_pods, w=w_pods, kind="pods")
-        interleaved(res, rp, "list", [
-            ("product", "sync-list", {**pods}),
-            ("D", "sync-list", {**pods}),
-            ("orjson", "sync-list", {**pods}),
-            ("orjson-nogc", "sync-list", {**pods}),
-            ("product", "sync-stream", {**pods}),
-            ("D", "sync-stream", {**pods}),
-            ("product", "sync-list", {**pods, "transform": "drop", "label": "product+drop"}),
-            ("product", "sync-list", {**pods, "transform": "dict", "label": "product+dict"}),
-            ("product", "read-all", {**pods}),
-        ], reps)
-        interleaved(res, rp, "fill", [
-            ("product", "watch-fill", {**pods}),
-            ("D", "watch-fill", {**pods}),
-            ("orjson", "watch-fill", {**pods}),
-            ("orjson-nogc", "watch-fill", {**pods}),
-        ], reps)
-        interleaved(res, rp, "steady", [
-            ("product", "watch-steady", {**pods}),
-            ("D", "watch-steady", {**pods}),
-            ("orjson", "watch-steady", {**pods}),
-        ], reps)
+        interleaved(
+            res,
+            rp,
+            "list",
+            [
+                ("product", "sync-list", {**pods}),
+                ("D", "sync-list", {**pods}),
+                ("orjson", "sync-list", {**pods}),
+                ("orjson-nogc", "sync-list", {**pods}),
+                ("product", "sync-stream", {**pods}),
+                ("D", "sync-stream", {**pods}),
+                ("product", "sync-list", {**pods, "transform": "drop", "label": "product+drop"}),
+                ("product", "sync-list", {**pods, "transform": "dict", "label": "product+dict"}),
+                ("product", "read-all", {**pods}),
+            ],
+            reps,
+        )
+        interleaved(
+            res,
+            rp,
+            "fill",
+            [
+                ("product", "watch-fill", {**pods}),
+                ("D", "watch-fill", {**pods}),
+                ("orjson", "watch-fill", {**pods}),
+                ("orjson-nogc", "watch-fill", {**pods}),
+            ],
+            reps,
+        )
+        interleaved(
+            res,
+            rp,
+            "steady",
+            [
+                ("product", "watch-steady", {**pods}),
+                ("D", "watch-steady", {**pods}),
+                ("orjson", "watch-steady", {**pods}),
+            ],
+            reps,
+        )
         json_pods = child_stats(rp)["json_bytes"]
 
     print(f"\n== subsample for the slow clients: {n_small:,} Pods, {n_small:,} watch events")
     with Replay(Dataset("pods", n_small, n_small)) as rp:
         small = dict(n=n_small, w=n_small, kind="pods")
-        interleaved(res, rp, "list", [
-            ("product", "sync-list", {**small, "label": "product@small"}),
-            ("D", "sync-list", {**small, "label": "D@small"}),
-            ("k8s-asyncio", "sync-list", {**small}),
-            ("k8s-informer", "sync-list", {**small}),
-        ], 1)
-        interleaved(res, rp, "steady", [
-            ("product", "watch-steady", {**small, "label": "product@small"}),
-            ("k8s-asyncio", "watch-steady", {**small}),
-        ], 1)
+        interleaved(
+            res,
+            rp,
+            "list",
+            [
+                ("product", "sync-list", {**small, "label": "product@small"}),
+                ("D", "sync-list", {**small, "label": "D@small"}),
+                ("k8s-asyncio", "sync-list", {**small}),
+                ("k8s-informer", "sync-list", {**small}),
+            ],
+            1,
+        )
+        interleaved(
+            res,
+            rp,
+            "steady",
+            [
+                ("product", "watch-steady", {**small, "label": "product@small"}),
+                ("k8s-asyncio", "watch-steady", {**small}),
+            ],
+            1,
+        )
 
     print(f"\n== {n_cms:,} ConfigMaps (~474 B)")
     with Replay(Dataset("configmaps", n_cms, 1)) as rp:
         cms = dict(n=n_cms, w=1, kind="configmaps")
-        interleaved(res, rp, "list", [
-            ("product", "sync-list", {**cms, "label": "product@cm"}),
-            ("D", "sync-list", {**cms, "label": "D@cm"}),
-            ("product", "relist-peak", {**cms, "label": "product@cm"}),
-        ], 1 if not q else reps)
+        interleaved(
+            res,
+            rp,
+            "list",
+            [
+                ("product", "sync-list", {**cms, "label": "product@cm"}),
+                ("D", "sync-list", {**cms, "label": "D@cm"}),
+                ("product", "relist-peak", {**cms, "label": "product@cm"}),
+            ],
+            1 if not q else reps,
+        )
         json_cms = child_stats(rp)["json_bytes"]
 
     print(f"\n== {informers:,} informers, one per namespace, on one ApiClient")
     with Replay(Dataset("configmaps", 0, 0, per_namespace=5, namespaces=informers)) as rp:
-        interleaved(res, rp, "many", [
-            ("product", "many", {"n": 0, "w": 0, "kind": "configmaps", "informers": informers}),
-        ], 1)
+        interleaved(
+            res,
+            rp,
+            "many",
+            [
+                ("product", "many", {"n": 0, "w": 0, "kind": "configmaps", "informers": informers}),
+            ],
+            1,
+        )
 
     report(res, json_pods, json_cms, n_pods, n_cms, n_small, informers, args, started)
     if args.json:
-        args.json.write_text(json.dumps({f"{p}|{c}": v for (p, c), v in res.runs.items()}, indent=1))
+        args.json.write_text(
+            json.dumps({f"{p}|{c}": v for (p, c), v in res.runs.items()}, indent=1)
+        )
 
 
 def child_stats(rp: Replay) -> dict[str, Any]:
@@ -193,8 +248,15 @@ def child_stats(rp: Replay) -> dict[str, Any]:
 
 
 def report(
-    res: Results, json_pods: int, json_cms: int, n_pods: int, n_cms: int, n_small: int,
-    informers: int, args: Any, started: float,
+    res: Results,
+    json_pods: int,
+    json_cms: int,
+    n_pods: int,
+    n_cms: int,
+    n_small: int,
+    informers: int,
+    args: Any,
+    started: float,
 ) -> None:
     m = res.med
     rows: list[tuple[str, str, str, bool | None]] = []
@@ -204,19 +266,41 @@ def report(
 
     for case, what in (("watch-fill", "watch fill"), ("watch-steady", "watch steady")):
         r = m("product", case, "events_per_s") / m("D", case, "events_per_s")
-        row(f"{what}, one no-op handler: events/s vs D", r, ">= 1.0x", r >= 1.0,
-            f" ({m('product', case, 'events_per_s'):,.0f} vs {m('D', case, 'events_per_s'):,.0f}/s)")
+        row(
+            f"{what}, one no-op handler: events/s vs D",
+            r,
+            ">= 1.0x",
+            r >= 1.0,
+            f" ({m('product', case, 'events_per_s'):,.0f}"
+            f" vs {m('D', case, 'events_per_s'):,.0f}/s)",
+        )
     r = m("product", "sync-list", "seconds") / m("D", "sync-list", "seconds")
-    row(f"initial sync {n_pods:,} Pods, pages of 500: time vs D", r, "<= 1.1x", r <= 1.1,
-        f" ({m('product', 'sync-list', 'seconds'):.2f} vs {m('D', 'sync-list', 'seconds'):.2f} s)")
+    row(
+        f"initial sync {n_pods:,} Pods, pages of 500: time vs D",
+        r,
+        "<= 1.1x",
+        r <= 1.1,
+        f" ({m('product', 'sync-list', 'seconds'):.2f} vs {m('D', 'sync-list', 'seconds'):.2f} s)",
+    )
     r = m("product", "sync-stream", "seconds") / m("D", "sync-stream", "seconds")
-    row("streaming-list sync: time vs D", r, "<= 1.2x", r <= 1.2,
-        f" ({m('product', 'sync-stream', 'seconds'):.2f} vs {m('D', 'sync-stream', 'seconds'):.2f} s)")
+    row(
+        "streaming-list sync: time vs D",
+        r,
+        "<= 1.2x",
+        r <= 1.2,
+        f" ({m('product', 'sync-stream', 'seconds'):.2f}"
+        f" vs {m('D', 'sync-stream', 'seconds'):.2f} s)",
+    )
     r = m("product+drop", "sync-list", "seconds") / m("D", "sync-list", "seconds")
     row("sync with DROP_MANAGED_FIELDS: time vs D", r, "<= 1.2x", r <= 1.2)
     mem_drop = m("product+drop", "sync-list", "rss_delta") / json_pods
     mem_plain = m("product", "sync-list", "rss_delta") / json_pods
-    row("  memory with it / the JSON", mem_drop, f"< no-transform ({mem_plain:.2f}x)", mem_drop < mem_plain)
+    row(
+        "  memory with it / the JSON",
+        mem_drop,
+        f"< no-transform ({mem_plain:.2f}x)",
+        mem_drop < mem_plain,
+    )
     r = m("product+dict", "sync-list", "seconds") / m("D", "sync-list", "seconds")
     row("  (a dict transform instead: time vs D)", r, "documented", None)
     r = m("product", "read-all", "rss_after_read") / json_pods
@@ -226,10 +310,22 @@ def report(
     r = m("product@cm", "relist-peak", "peak_over_steady")
     row("  peak during an unchanged relist / steady RSS", r, "<= 1.15x", r <= 1.15)
     opened = m("product", "many", "open_watches")
-    rows.append((f"{informers:,} informers on one ApiClient: watches open", f"{opened:.0f}",
-                 f"all {informers:,}", opened == informers))
-    rows.append(("  memory per idle informer", f"{m('product', 'many', 'per_informer_kb'):.0f} KB",
-                 "measured", None))
+    rows.append(
+        (
+            f"{informers:,} informers on one ApiClient: watches open",
+            f"{opened:.0f}",
+            f"all {informers:,}",
+            opened == informers,
+        )
+    )
+    rows.append(
+        (
+            "  memory per idle informer",
+            f"{m('product', 'many', 'per_informer_kb'):.0f} KB",
+            "measured",
+            None,
+        )
+    )
     rows.append(("  sync of all", f"{m('product', 'many', 'seconds'):.2f} s", "measured", None))
 
     print("\n## Goals (medians; ratios of medians)\n")
@@ -247,13 +343,19 @@ def report(
             json_size = json_pods * n_small / n_pods
         field = "rss_after_read" if case == "read-all" else "rss_delta"
         mem = statistics.median(r[field] for r in runs) / json_size
-        print(f"| {peer} | {case} | {res.fmt(peer, case, 'seconds')} | "
-              f"{res.fmt(peer, case, 'events_per_s')} | {mem:.2f}x |")
-    print(f"\nsubsample for kubernetes_asyncio / SharedInformer: {n_small:,} Pods; "
-          f"JSON: {json_pods / 2**20:.0f} MB of Pods, {json_cms / 2**20:.0f} MB of ConfigMaps")
+        print(
+            f"| {peer} | {case} | {res.fmt(peer, case, 'seconds')} | "
+            f"{res.fmt(peer, case, 'events_per_s')} | {mem:.2f}x |"
+        )
     print(
-        "versions: " + ", ".join(
-            f"{p} {version(p)}" for p in ("msgspec", "aiohttp", "orjson", "kubernetes_asyncio", "kubernetes")
+        f"\nsubsample for kubernetes_asyncio / SharedInformer: {n_small:,} Pods; "
+        f"JSON: {json_pods / 2**20:.0f} MB of Pods, {json_cms / 2**20:.0f} MB of ConfigMaps"
+    )
+    print(
+        "versions: "
+        + ", ".join(
+            f"{p} {version(p)}"
+            for p in ("msgspec", "aiohttp", "orjson", "kubernetes_asyncio", "kubernetes")
         )
     )
     print(f"took {time.time() - started:.0f} s, load after: {os.getloadavg()}")
