@@ -385,8 +385,14 @@ class _Run:
             "list_5xx": lambda: Fault(verb="list", status=(500, 503)[step.arg % 2], **common),
             "continue_5xx": lambda: Fault(verb="list", page=2, status=503, **common),
             "watch_5xx": lambda: Fault(verb="watch", status=(500, 503)[step.arg % 2], **common),
+            # "too large" answers a read at an RV (a consistent read has none to be too large)
             "list_504_too_large": lambda: Fault(
-                verb="list", status=504, status_body=TOO_LARGE_STATUS, retry_after=1, **common
+                verb="list",
+                status=504,
+                status_body=TOO_LARGE_STATUS,
+                retry_after=1,
+                predicate=_not_consistent,
+                **common,
             ),
             "watch_stall": lambda: Fault(
                 verb="watch", stall=IDLE_TIMEOUT * 1.5, after_events=ae, **common
