@@ -9,7 +9,8 @@ create it". Checked:
 - ``stale_reconcile``: a reconcile started while the children's cache had not yet seen the
   controller's own last write for that key (what read-your-own-writes must prevent);
 - ``operator_end_state``: after quiescence, every parent has exactly one child controlled by it
-  (same uid), and no child outlives its parent (the server's garbage collector removes them).
+  (same uid) that carries the parent's last ``data`` (no change lost on the way to a
+  reconcile), and no child outlives its parent (the server's garbage collector removes them).
 
 A 409 AlreadyExists on a child create (a create whose answer was lost in a server restart, then
 retried) is counted (``child_create_conflicts``), not a violation: nothing was created twice.
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from informer.client import Client
@@ -34,8 +35,15 @@ from informer.workqueue import ExponentialBackoff
 Violate = Callable[[str, str], None]
 
 
+VERSION = "chaos/parent-data"  # the child's copy of its parent's data: kept up to date
+
+
 def child_name(parent: str) -> str:
     return f"{parent}-child"
+
+
+def _version_of(parent: Mapping[str, Any]) -> str:
+    return str((parent.get("data") or {}).get("v", ""))
 
 
 class ChildOperator:
@@ -83,15 +91,33 @@ class ChildOperator:
             return None  # the server's garbage collector removes its child
         name = child_name(request.name)
         child = self.children.store.get(name, request.namespace)
+        version = _version_of(parent)
         if child is not None:
-            refs = child.get("metadata", {}).get("ownerReferences") or []
-            if any(ref.get("uid") == parent.uid for ref in refs):
+            meta = child.get("metadata", {})
+            if not any(ref.get("uid") == parent.uid for ref in meta.get("ownerReferences") or []):
+                return 0.05  # the child of an earlier parent of that name, being collected
+            if (meta.get("annotations") or {}).get(VERSION) == version:
                 return None
-            return 0.05  # the child of an earlier parent of that name, being collected
+            try:
+                patched = await self.client.patch(
+                    SECRETS,
+                    name,
+                    {"metadata": {"annotations": {VERSION: version}}},
+                    namespace=request.namespace,
+                )
+            except NotFound:  # collected meanwhile: the next reconcile creates it again
+                return None
+            self.figures["children_updated"] += 1
+            self.last_write[request.key] = patched.resource_version
+            return None
         body: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "Secret",
-            "metadata": {"name": name, "namespace": request.namespace},
+            "metadata": {
+                "name": name,
+                "namespace": request.namespace,
+                "annotations": {VERSION: version},
+            },
             "data": {},
         }
         set_controller_reference(body, parent)
@@ -119,24 +145,28 @@ class ChildOperator:
     def end_state_problems(self, server: ApiServer) -> list[str]:
         """What differs from "one child per parent, controlled by it, no orphans"."""
         parents = {
-            (p["metadata"]["namespace"], p["metadata"]["name"]): p["metadata"]["uid"]
+            (p["metadata"]["namespace"], p["metadata"]["name"]): p
             for p in server.list_objects(CONFIGMAPS)
         }
         problems = []
-        children: dict[tuple[str, str], list[str]] = {}
+        children: dict[tuple[str, str], dict[str, Any]] = {}
         for c in server.list_objects(SECRETS):
             meta = c["metadata"]
-            owners = [r.get("uid") for r in meta.get("ownerReferences") or []]
-            children[(meta["namespace"], meta["name"])] = owners
-        for (ns, name), uid in parents.items():
-            owners = children.get((ns, child_name(name)))
-            if owners is None:
+            children[(meta["namespace"], meta["name"])] = meta
+        for (ns, name), parent in parents.items():
+            uid = parent["metadata"]["uid"]
+            meta = children.get((ns, child_name(name)))
+            if meta is None:
                 problems.append(f"{ns}/{name} has no child")
-            elif uid not in owners:
+                continue
+            owners = [r.get("uid") for r in meta.get("ownerReferences") or []]
+            if uid not in owners:
                 problems.append(f"{ns}/{name}: child owned by {owners}, not {uid}")
-        live = set(parents.values())
-        for (ns, name), owners in children.items():
-            if not live.intersection(owners):
+            elif (meta.get("annotations") or {}).get(VERSION) != _version_of(parent):
+                problems.append(f"{ns}/{name}: child not updated to its parent's last change")
+        live = {p["metadata"]["uid"] for p in parents.values()}
+        for (ns, name), meta in children.items():
+            if not live.intersection(r.get("uid") for r in meta.get("ownerReferences") or []):
                 problems.append(f"orphan child {ns}/{name}")
         return problems
 
