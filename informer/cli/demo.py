@@ -230,14 +230,15 @@ async def _show(demo: _Demo, stop: asyncio.Event, console: Console) -> None:
 
 
 async def _drain(controller: Controller, timeout: float) -> None:
-    """Until the controller has nothing queued or in flight (or ``timeout``)."""
+    """Until the controller has nothing queued or in flight (or ``timeout``), twice in a row
+    0.1 s apart: a change its caches just applied may still be on its way to the queue."""
+    idle = 0
     with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(timeout):
-            while True:
+            while idle < 2:
                 q = controller.statistics().queue
-                if q.depth + q.processing + q.waiting == 0:
-                    return
-                await asyncio.sleep(0.1)
+                idle = idle + 1 if q.depth + q.processing + q.waiting == 0 else 0
+                await asyncio.sleep(0.1)  # the queue has no event to await
 
 
 async def _main(args: argparse.Namespace) -> int:
@@ -298,13 +299,20 @@ async def _finish(demo: _Demo, tasks: list[asyncio.Task[None]], console: Console
     await asyncio.gather(*tasks, return_exceptions=True)
     demo.faults.clear()
     console.print("stopping the workload; checking every cache against the server ...")
+    informers = [inf for _, inf in demo.informers]
+
+    async def settle() -> bool:
+        revision = demo.server.revision
+        demo.workload.flush(demo.server.stale_lag + 1)  # a lagging replica's view passes revision
+        return await catch_up(demo.server, informers, revision, 30.0)
+
+    caught_up = await settle()
     if demo.controller is not None:
+        # only now has the controller been told of the workload's last changes: let it finish
+        # them, then let the caches see its own last writes
         await _drain(demo.controller, 15.0)
         await demo.controller.stop()
-    informers = [inf for _, inf in demo.informers]
-    revision = demo.server.revision
-    demo.workload.flush(demo.server.stale_lag + 1)  # a lagging replica's view passes revision
-    caught_up = await catch_up(demo.server, informers, revision, 30.0)
+        caught_up = await settle() and caught_up
     checks = [check_cache(demo.server, inf, name) for name, inf in demo.informers]
     await demo.factory.stop()  # the statistics printed are final (and what metrics then show)
     _summary(demo, console)
