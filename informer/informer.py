@@ -67,17 +67,21 @@ async def _cancel(task: asyncio.Task[None] | None) -> None:
 
 
 def _merge(first: Delta, then: Delta) -> list[Delta]:
-    """What a handler must still see when ``first`` is pending and ``then`` arrives."""
+    """What a handler must still see when ``first`` is pending and ``then`` arrives.
+
+    A merged delta is ``from_list`` only when both were: a live change in it keeps it live.
+    """
+    from_list = first.from_list and then.from_list
     if first.type == "added":
         if then.type == "updated":
-            return [Delta("added", then.obj, None, first.is_initial)]
+            return [Delta("added", then.obj, None, first.is_initial, from_list)]
         if then.type == "deleted":
             return []
     elif first.type == "updated":
         if then.type == "updated":
-            return [Delta("updated", then.obj, first.old)]
+            return [Delta("updated", then.obj, first.old, from_list=from_list)]
         if then.type == "deleted":
-            return [Delta("deleted", then.obj, first.old)]
+            return [Delta("deleted", then.obj, first.old, from_list=from_list)]
     return [first, then]
 
 
@@ -401,6 +405,16 @@ class Informer:
 
         return self._register(deliver, name or f"handler-{len(self._handlers)}")
 
+    def add_delta_handler(
+        self, deliver: Callable[[Delta], Awaitable[None] | None], *, name: str | None = None
+    ) -> Handler:
+        """Register one callback (sync or async) that gets every change as a ``Delta``, for
+        consumers that need more than ``add_handler``'s arguments (e.g. ``Delta.from_list``: was
+        the change found by a relist or seen on a live watch). After sync, it first gets the
+        current objects."""
+        _checks.callable_or_none("add_delta_handler", "deliver", deliver)
+        return self._register(deliver, name or f"handler-{len(self._handlers)}")
+
     def _register(
         self,
         deliver: Callable[[Delta], Awaitable[None] | None],
@@ -410,7 +424,7 @@ class Informer:
         handler = Handler(deliver, name, self.reflector.log, on_stop)
         if self.has_synced:
             for obj in self.store.list():
-                handler.push(Delta("added", obj, None, True))
+                handler.push(Delta("added", obj, None, True, from_list=True))
         self._handlers.append(handler)
         if self._serving:
             handler.start()

@@ -139,12 +139,18 @@ class Delta:
     * ``updated``: ``obj`` is the new object, ``old`` the previously cached copy.
     * ``deleted``: ``obj`` is the object from the DELETED event (its final state), or a
       :class:`Tombstone` when the deletion was inferred from a relist; ``old`` the cached copy.
+
+    ``from_list`` tells where the change was found: True for every delta of a list
+    (``Store.replace``: the first one, or a relist after a 410, a restore or a consistent relist),
+    False for a live watch event. A controller queues list changes behind live ones
+    (controller-runtime's priority queue), whichever list found them.
     """
 
     type: Literal["added", "updated", "deleted"]
     obj: KubeObject | Tombstone
     old: KubeObject | None
     is_initial: bool = False
+    from_list: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -798,11 +804,11 @@ class Store:
         """Replace the whole contents with a list's items; the cache RV becomes the list's RV.
 
         The new contents and indexes are built aside and swapped in at once. Returns the implied
-        deltas, in this order: for each listed key, ``added`` (new key, ``is_initial`` as given) or
-        ``updated`` (RV changed); then ``deleted`` with a :class:`Tombstone` for each key that
-        vanished. Unchanged objects yield nothing. A key whose uid changed (deleted and recreated
-        while unwatched) yields ``deleted`` (a Tombstone of the old object) then ``added``: handlers
-        keyed by uid see the old object go.
+        deltas (all ``from_list``), in this order: for each listed key, ``added`` (new key,
+        ``is_initial`` as given) or ``updated`` (RV changed); then ``deleted`` with a
+        :class:`Tombstone` for each key that vanished. Unchanged objects yield nothing. A key
+        whose uid changed (deleted and recreated while unwatched) yields ``deleted`` (a Tombstone
+        of the old object) then ``added``: handlers keyed by uid see the old object go.
 
         The reflector has verified the list RV is not older than what it had seen; if it is older
         all the same (a restored server, relisted on purpose) the store accepts it, logs
@@ -826,12 +832,14 @@ class Store:
         get_old = old_items.get
         kept = 0
         if not old_items:  # the first list: all added
-            deltas = [Delta("added", obj, None, is_initial) for obj in new_items.values()]
+            deltas = [
+                Delta("added", obj, None, is_initial, from_list=True) for obj in new_items.values()
+            ]
             append = deltas.append
         for key, obj in new_items.items() if old_items else ():  # pass 2: the diff
             old = get_old(key)
             if old is None:
-                append(Delta("added", obj, None, is_initial))
+                append(Delta("added", obj, None, is_initial, from_list=True))
                 continue
             kept += 1
             if old is obj:
@@ -841,14 +849,14 @@ class Store:
                 # instance, so an unchanged relist creates nothing new and drops the copy
                 new_items[key] = old
             elif old.uid != obj.uid:
-                append(Delta("deleted", Tombstone(key, old), old))
-                append(Delta("added", obj, None, is_initial))
+                append(Delta("deleted", Tombstone(key, old), old, from_list=True))
+                append(Delta("added", obj, None, is_initial, from_list=True))
             else:
-                append(Delta("updated", obj, old))
+                append(Delta("updated", obj, old, from_list=True))
         if kept < len(old_items):  # some old keys vanished
             for key, old in old_items.items():
                 if key not in new_items:
-                    append(Delta("deleted", Tombstone(key, old), old))
+                    append(Delta("deleted", Tombstone(key, old), old, from_list=True))
         indices: dict[str, dict[str, dict[str, None]]] = {NAMESPACE_INDEX: nsidx}
         for name, fn in self._indexers.items():
             index: dict[str, dict[str, None]] = {}

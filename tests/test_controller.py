@@ -21,7 +21,7 @@ from informer.controller import Controller, ControllerState, Request, Result
 from informer.informer import Informer
 from informer.objects import KubeObject
 from informer.resource import CONFIGMAPS, SECRETS
-from informer.testing import ApiServer
+from informer.testing import ApiServer, Fault
 from informer.transport import Transport
 from informer.workqueue import ExponentialBackoff, ManualClock, Priority
 from tests.conftest import FAST, NoApi, cm, wait_until
@@ -196,6 +196,39 @@ async def test_live_changes_are_reconciled_before_the_initial_list(api_server: A
             release.set()
             await calls.wait(5)
     assert calls.names[:2] == ["init0", "live"]
+
+
+async def test_changes_found_by_a_relist_are_queued_behind_live_ones(api_server: ApiServer) -> None:
+    # controller-runtime's priority queue: what a relist (here after a watch 410) finds goes in
+    # at INITIAL, like the first list; what a live watch shows goes in at LIVE
+    server = api_server
+    for name in ("a", "b", "c"):
+        server.create(CONFIGMAPS, cm(name))
+    server.faults.add(Fault(verb="watch", nth=1, close_after_events=1))
+    server.faults.add(Fault(verb="watch", nth=2, status=410))
+    calls = Calls()
+    async with informers(server, {}) as (inf,):
+        with capture_logs() as logs:
+            async with Controller(calls.record, for_=inf):
+                await calls.wait(3)
+                await server.wait_for_watchers(1)
+                # no await in between: the first watch delivers "live" then closes, the second
+                # is answered 410, and the relist finds the other three changes
+                server.create(CONFIGMAPS, cm("live"))
+                server.patch(CONFIGMAPS, "b", {"data": {"k": "2"}}, namespace="default")
+                server.delete(CONFIGMAPS, "c", namespace="default")
+                server.create(CONFIGMAPS, cm("d"))
+                await calls.wait(7)
+                assert inf.statistics().relists == 1
+    reconciled = [e for e in logs if e["event"] == "controller.reconciled"]
+    assert [e["priority"] for e in reconciled[:3]] == [Priority.INITIAL] * 3
+    priorities = {e["key"]: e["priority"] for e in reconciled[3:]}
+    assert priorities == {
+        "default/live": Priority.LIVE,
+        "default/b": Priority.INITIAL,
+        "default/c": Priority.INITIAL,
+        "default/d": Priority.INITIAL,
+    }
 
 
 async def test_a_failing_reconcile_is_retried_with_backoff_and_success_forgets_it(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -19,7 +20,7 @@ import pytest
 from kubernetes_asyncio import client as k8s
 
 from informer._log import capture_logs
-from informer.informer import Informer
+from informer.informer import Informer, _merge
 from informer.objects import KubeObject
 from informer.resource import CONFIGMAPS, SECRETS, Resource
 from informer.store import Delta, Tombstone
@@ -887,3 +888,19 @@ async def test_events_iterator_ends_when_the_informer_stops() -> None:
         finally:
             consumer.cancel()
             await asyncio.wait([consumer])
+
+
+def test_a_pending_list_change_merged_with_a_live_one_is_live() -> None:
+    def version(rv: str) -> KubeObject:
+        body = cm("a")
+        body["metadata"]["resourceVersion"] = rv
+        return KubeObject.from_raw(json.dumps(body).encode())
+
+    a1, a2, a3 = (version(rv) for rv in "123")
+    listed = Delta("added", a1, None, False, from_list=True)
+    assert _merge(listed, Delta("updated", a2, a1, from_list=True)) == [
+        Delta("added", a2, None, False, from_list=True)
+    ]
+    assert _merge(listed, Delta("updated", a2, a1)) == [Delta("added", a2, None, False)]
+    relisted = Delta("updated", a2, a1, from_list=True)
+    assert _merge(relisted, Delta("updated", a3, a2)) == [Delta("updated", a3, a1)]

@@ -170,7 +170,10 @@ def test_initial_replace_adds_everything_as_initial() -> None:
     a, b = mk("a", "10"), mk("b", "11")
     store = Store()
     deltas = store.replace([a, b], "20", is_initial=True)
-    assert deltas == [Delta("added", a, None, True), Delta("added", b, None, True)]
+    assert deltas == [
+        Delta("added", a, None, True, from_list=True),
+        Delta("added", b, None, True, from_list=True),
+    ]
     assert store.resource_version == "20"
     assert store.stats.replaces == 1
     fresh = store.freshness()
@@ -184,13 +187,15 @@ def test_relist_yields_adds_updates_and_tombstones() -> None:
     b2, d = mk("b", "25"), mk("d", "26")
     deltas = store.replace([a, b2, d], "30")
     assert deltas == [
-        Delta("updated", b2, b),
-        Delta("added", d, None, False),
-        Delta("deleted", Tombstone("default/c", c), c),
+        Delta("updated", b2, b, from_list=True),
+        Delta("added", d, None, False, from_list=True),
+        Delta("deleted", Tombstone("default/c", c), c, from_list=True),
     ]
     assert sorted(store.keys()) == ["default/a", "default/b", "default/d"]
     assert store.get("b", "default") is b2
     assert store.resource_version == "30"
+    live = store.apply_event("ADDED", mk("e", "31"))  # a watch event is not from a list
+    assert live is not None and not live.from_list
 
 
 def test_relist_with_recreated_object_is_delete_then_add() -> None:
@@ -198,8 +203,8 @@ def test_relist_with_recreated_object_is_delete_then_add() -> None:
     store = synced(old)
     new = mk("a", "40", uid="u2")
     assert store.replace([new], "50") == [
-        Delta("deleted", Tombstone("default/a", old), old),
-        Delta("added", new, None, False),
+        Delta("deleted", Tombstone("default/a", old), old, from_list=True),
+        Delta("added", new, None, False, from_list=True),
     ]
 
 
@@ -662,7 +667,7 @@ async def test_wait_for_deletion_resolved_by_relist_tombstone() -> None:
     task = asyncio.create_task(store.wait_for_deletion(a, timeout=60))
     await yield_to_loop()
     deltas = store.replace([], "200")
-    assert deltas == [Delta("deleted", Tombstone("default/a", a), a)]
+    assert deltas == [Delta("deleted", Tombstone("default/a", a), a, from_list=True)]
     await task
 
 

@@ -6,7 +6,8 @@
   their controller owner (an ``ownerReferences`` entry with ``controller: true`` of ``for_``'s
   kind); changes of ``watches`` objects queue what their mapper returns. An update queues the
   requests of both the old and the new object.
-- Adds of an informer's initial list go in at ``Priority.INITIAL``, other changes at
+- Changes found by a list (the initial one, or a relist after a 410, a restore, a consistent
+  relist: ``Delta.from_list``) go in at ``Priority.INITIAL``, changes seen on a live watch at
   ``Priority.LIVE``, periodic resyncs (``resync_period``) at ``Priority.RESYNC``.
 - Workers start only when every informer has synced and the controller's handlers have received
   the initial state, so a first reconcile never sees a half-filled cache. With ``catch_up`` (the
@@ -61,7 +62,7 @@ from informer.resource_version import (
     is_comparable,
     rv_sort_key,
 )
-from informer.store import Tombstone
+from informer.store import Delta
 from informer.workqueue import (
     Clock,
     MonotonicClock,
@@ -340,17 +341,13 @@ class Controller:
             for request in requests:
                 self.queue.add(request, priority)
 
-        def on_add(obj: KubeObject, is_initial: bool) -> None:
-            enqueue(obj, Priority.INITIAL if is_initial else Priority.LIVE)
+        def on_change(delta: Delta) -> None:
+            priority = Priority.INITIAL if delta.from_list else Priority.LIVE
+            if delta.type == "updated" and delta.old is not None:
+                enqueue(delta.old, priority)  # both: a mapper's answer may have changed
+            enqueue(object_of(delta.obj), priority)
 
-        def on_update(old: KubeObject, new: KubeObject) -> None:
-            enqueue(old, Priority.LIVE)
-            enqueue(new, Priority.LIVE)
-
-        def on_delete(obj: KubeObject | Tombstone) -> None:
-            enqueue(object_of(obj), Priority.LIVE)
-
-        return inf.add_handler(on_add, on_update, on_delete, name=f"controller-{self.name}")
+        return inf.add_delta_handler(on_change, name=f"controller-{self.name}")
 
     async def _resync_loop(self, period: float) -> None:
         while True:

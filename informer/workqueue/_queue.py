@@ -10,9 +10,9 @@ Semantics are client-go's workqueue with controller-runtime's priority queue on 
   rate limiter's delay (per-key exponential backoff combined with an overall token bucket);
   ``forget`` clears the key's backoff; ``num_requeues`` counts its retries since.
 - Ready keys are handed out by priority (higher first), then in the order they became ready. Live
-  watch changes use ``Priority.LIVE``, adds of an initial list or a relist ``Priority.INITIAL``,
-  periodic resyncs ``Priority.RESYNC``; ``get_with_priority`` tells a worker the priority a
-  requeue should keep.
+  watch changes use ``Priority.LIVE``, changes found by a list (the initial one or a relist)
+  ``Priority.INITIAL``, periodic resyncs ``Priority.RESYNC``; ``get_with_priority`` tells a
+  worker the priority a requeue should keep.
 - ``shutdown()`` stops at once: adds are ignored, ``get`` raises ``QueueShutDown``; the keys queued
   are dropped. ``await shutdown_with_drain()`` also ignores adds, but ``get`` keeps handing out the
   keys already ready until none is left, and it returns when no key is queued or held.
