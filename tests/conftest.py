@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -10,6 +11,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import aiohttp
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -171,3 +173,24 @@ def load_example(name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+async def created_since(
+    server: ApiServer, resource: Resource, namespace: str, after: str, sentinel: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Every object created in ``namespace`` since RV ``after`` (one entry per creation, so a
+    name created twice appears twice): the ADDED events of a watch replaying the server's
+    history, read up to ``sentinel``, an object of ``resource`` written last (faults cleared)."""
+    server.faults.clear()
+    end = server.create(resource, sentinel)["metadata"]["uid"]
+    created: list[dict[str, Any]] = []
+    async with aiohttp.ClientSession() as http:
+        query = {"watch": "true", "resourceVersion": after}
+        async with http.get(server.url + resource.path(namespace), params=query) as resp:
+            async for line in resp.content:
+                event = json.loads(line)
+                if event["object"]["metadata"]["uid"] == end:
+                    break
+                if event["type"] == "ADDED":
+                    created.append(event["object"])
+    return created

@@ -5,13 +5,11 @@ mirrors end as the sources say, and no mirror was ever created twice."""
 from __future__ import annotations
 
 import asyncio
-import json
 from collections import Counter
 from typing import Any
 
-import aiohttp
 import pytest
-from conftest import ELECTION, FAST, load_example
+from conftest import ELECTION, FAST, created_since, load_example
 
 from informer import CONFIGMAPS, LEASES, NAMESPACES
 from informer.testing import ApiServer, Fault
@@ -28,25 +26,6 @@ def source(name: str, namespace: str, labelled: bool = True, **data: str) -> dic
 
 def mirrors(server: ApiServer) -> dict[str, Any]:
     return {m["metadata"]["name"]: m.get("data") for m in server.list_objects(CONFIGMAPS, "mirror")}
-
-
-async def creations(server: ApiServer, namespace: str, after: str) -> Counter[str]:
-    """How many times each name was created in ``namespace`` since RV ``after``: the ADDED
-    events of a watch replaying the server's history, read up to a sentinel written last."""
-    server.faults.clear()
-    sentinel = server.create(CONFIGMAPS, {"metadata": {"name": "~end", "namespace": namespace}})
-    path = f"/api/v1/namespaces/{namespace}/configmaps"
-    added: Counter[str] = Counter()
-    async with aiohttp.ClientSession() as http:
-        query = {"watch": "true", "resourceVersion": after}
-        async with http.get(server.url + path, params=query) as resp:
-            async for line in resp.content:
-                event = json.loads(line)
-                if event["object"]["metadata"]["uid"] == sentinel["metadata"]["uid"]:
-                    break
-                if event["type"] == "ADDED":
-                    added[event["object"]["metadata"]["name"]] += 1
-    return added
 
 
 async def converged(server: ApiServer, want: dict[str, Any]) -> None:
@@ -111,5 +90,7 @@ async def test_mirror_under_faults_with_a_leader_change(api_server: ApiServer) -
     first_term = server.requests[:handover]
     refused = [r for r in first_term if r.verb == "create" and r.status == 409]
     assert not [r for r in refused if r.resource == "configmaps"]
-    created = await creations(server, "mirror", start)
+    end = {"metadata": {"name": "~end", "namespace": "mirror"}}
+    history = await created_since(server, CONFIGMAPS, "mirror", start, end)
+    created = Counter(obj["metadata"]["name"] for obj in history)
     assert created == {"team-a.one": 1, "team-b.two": 1, "team-b.three": 1, "team-a.four": 1}

@@ -6,13 +6,11 @@ Pod was ever created beyond what a PodSet asked for."""
 from __future__ import annotations
 
 import asyncio
-import json
 from collections import Counter
 from typing import Any
 
-import aiohttp
 import pytest
-from conftest import ELECTION, FAST, load_example
+from conftest import ELECTION, FAST, created_since, load_example
 
 from informer import PODS
 from informer.testing import ApiServer, Fault
@@ -47,31 +45,6 @@ def state(server: ApiServer) -> dict[str, Any]:
 async def until(server: ApiServer, want: dict[str, Any]) -> None:
     """Until ``state`` is ``want`` (checked after every request the server answers)."""
     await server.wait_for_requests(lambda _: state(server) == want, timeout=30)
-
-
-async def pods_created(server: ApiServer, after: str) -> Counter[str]:
-    """Pods created per PodSet label since RV ``after``, from a watch replaying the server's
-    history up to a sentinel Pod written last."""
-    server.faults.clear()
-    sentinel = server.create(
-        PODS,
-        {
-            "metadata": {"name": "zz-end", "namespace": "default"},
-            "spec": {"containers": [{"name": "c", "image": "x"}]},
-        },
-    )
-    created: Counter[str] = Counter()
-    async with aiohttp.ClientSession() as http:
-        query = {"watch": "true", "resourceVersion": after}
-        async with http.get(server.url + "/api/v1/namespaces/default/pods", params=query) as resp:
-            async for line in resp.content:
-                event = json.loads(line)
-                meta = event["object"]["metadata"]
-                if meta["uid"] == sentinel["metadata"]["uid"]:
-                    break
-                if event["type"] == "ADDED":
-                    created[meta.get("labels", {}).get("example.com/podset", "")] += 1
-    return created
 
 
 async def test_owned_pods_under_faults(api_server: ApiServer) -> None:
@@ -110,4 +83,10 @@ async def test_owned_pods_under_faults(api_server: ApiServer) -> None:
 
     assert sum(f.fired for f in server.faults) >= 5  # the faults did happen
     # never more Pods created than asked for: 3 then 2 more for web, 2 for db, 1 for tmp
-    assert await pods_created(server, start) == {"web": 5, "db": 2, "tmp": 1}
+    end = {
+        "metadata": {"name": "zz-end", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "x"}]},
+    }
+    history = await created_since(server, PODS, "default", start, end)
+    created = Counter(p["metadata"].get("labels", {}).get("example.com/podset") for p in history)
+    assert created == {"web": 5, "db": 2, "tmp": 1}
