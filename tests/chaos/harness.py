@@ -687,7 +687,11 @@ class _Run:
             # act after N events may never act (the stream ended first). List 410s are not
             # counted here: on a first NotOlderThan page they mean an old server's Exact reading
             if kind == "watch_410_http" or (kind == "watch_410_event" and not fault.after_events):
-                expired_fired += fault.fired
+                # a rule fires on a request the server may still refuse (a watch-list on a
+                # server without it is 422 before any event): count the streams it reached
+                expired_fired += sum(
+                    1 for r in self.server.requests if r.fault is fault and r.status in (200, 410)
+                )
             if kind == "list_504_too_large":
                 too_large_fired += fault.fired
         informers = [w.inf for w in self.watched]
