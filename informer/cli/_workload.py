@@ -175,7 +175,9 @@ def _now() -> str:
 
 
 class FaultSchedule:
-    """Adds one fault every ``interval`` seconds, picked at random; counts them by kind."""
+    """One fault every ``interval`` seconds, picked at random: a rule for the next requests
+    (429, lagging list) or, for a watch stream fault, applied to the watches open now; counts
+    them by kind."""
 
     def __init__(
         self, server: ApiServer, interval: float, *, idle_timeout: float, seed: int = 0
@@ -210,7 +212,12 @@ class FaultSchedule:
         while True:
             await asyncio.sleep(self.interval)
             kind, fault = self._pick()
-            self.server.faults.add(fault)
+            if fault.affects_stream:
+                # watches last minutes: a stream fault goes to the ones open now, or a short
+                # run would see none of them
+                self.server.disrupt_watches(fault)
+            else:
+                self.server.faults.add(fault)
             self._rules.append(fault)
             self.injected[kind] = self.injected.get(kind, 0) + 1
 
