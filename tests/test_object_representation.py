@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from informer import objects
@@ -102,6 +102,7 @@ def check(o: KubeObject, plain: dict[str, Any]) -> None:
     assert (o.kind, o.api_version) == (plain.get("kind", ""), plain.get("apiVersion", ""))
 
 
+@settings(max_examples=40)
 @given(kube_objects())
 def test_every_form_decodes_to_the_plain_object(obj: dict[str, Any]) -> None:
     for o, plain in all_forms(obj):
@@ -113,6 +114,7 @@ def without_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
     return {**obj, "metadata": meta}
 
 
+@settings(max_examples=40)
 @given(kube_objects())
 def test_drop_managed_fields_on_bytes_equals_dropping_from_the_dict(obj: dict[str, Any]) -> None:
     expected = without_managed_fields(obj)
@@ -126,6 +128,7 @@ def test_drop_managed_fields_on_bytes_equals_dropping_from_the_dict(obj: dict[st
         check(trimmed_item, without_managed_fields(with_list_head(obj, "Pod", "v1")))
 
 
+@settings(max_examples=30)
 @given(kube_objects(), st.lists(json_values, max_size=3))
 def test_drop_fields_nested_paths(obj: dict[str, Any], status: list[Any]) -> None:
     obj = {**obj, "status": {"conditions": status, "phase": "x"}}
