@@ -30,8 +30,12 @@ from tests.conftest import FAST, cm, wait_until
 CHILD_WATCH_STALL = 60.0  # ended by restarting the children's informer, never waited out
 
 
+def is_child_request(r: Any) -> bool:
+    return r.verb in ("list", "watch") and r.query.get("labelSelector") == "role=child"
+
+
 def is_child_watch(r: Any) -> bool:
-    return r.verb == "watch" and r.query.get("labelSelector") == "role=child"
+    return r.verb == "watch" and is_child_request(r)
 
 
 @dataclass
@@ -52,18 +56,31 @@ class Setup:
         return sum(1 for r in self.server.requests if r.verb == "create")
 
     async def stall_children_watch(self) -> None:
-        """From now on the children's watch delivers nothing (until ``resume_children``)."""
-        watches = sum(1 for r in self.server.requests if is_child_watch(r))
-        self.server.faults.add(
+        """From now on the children's watch delivers nothing (until ``resume_children``).
+
+        The running informer's watch must have been answered before it is stopped: a watch
+        request still in flight would reach the server after the stop, take the fault and
+        stall a stream nobody reads, while the new run's watch delivers everything."""
+        requests = self.server.requests
+
+        def watch_answered() -> bool:
+            last = [r for r in requests if is_child_request(r)][-1]
+            return is_child_watch(last) and last.status != 0
+
+        await wait_until(watch_answered)
+        await self.children.stop()
+        fault = self.server.faults.add(
             Fault(verb="watch", predicate=is_child_watch, after_events=1, stall=CHILD_WATCH_STALL)
         )
-        await self.children.stop()  # a new watch, that the fault applies to
-        self.children.start()
-        await self.server.wait_for_requests(is_child_watch, count=watches + 1)
+        self.children.start()  # a new watch, that the fault applies to
+        stalled = (await self.server.wait_for_requests(lambda r: r.fault is fault))[0]
+        await wait_until(lambda: stalled.status == 200)  # streaming from before the noise
         noise = cm("noise")
         noise["metadata"]["labels"] = {"role": "child"}
         self.server.create(CONFIGMAPS, noise)  # the one event delivered before the stall
         await wait_until(lambda: "default/noise" in self.children.store)
+        since = requests[next(i for i, r in enumerate(requests) if r is stalled) + 1 :]
+        assert not any(is_child_request(r) for r in since), "the stalled watch is not the one read"
 
     async def resume_children(self) -> None:
         await self.children.stop()  # cuts the stalled stream; the fault fired once already
