@@ -32,6 +32,12 @@ def rss() -> int:
         return int(f.read().split()[1]) * _PAGE
 
 
+def cpu() -> tuple[float, float]:
+    """(user, system) CPU seconds of this process so far."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime, r.ru_stime
+
+
 def reset_peak() -> None:
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")
@@ -202,6 +208,7 @@ async def product(spec: dict[str, Any], base: str) -> dict[str, Any]:
     inf.add_handler(on_add=on_add, on_update=on_update)
     out: dict[str, Any] = {}
     before = rss()
+    c0 = cpu()
     t0 = time.perf_counter()
     inf.start()
     if case == "watch-fill":
@@ -213,6 +220,7 @@ async def product(spec: dict[str, Any], base: str) -> dict[str, Any]:
     else:
         await done_adds.wait()
         out["seconds"] = time.perf_counter() - t0
+        out["cpu_user"], out["cpu_sys"] = (b - a for a, b in zip(c0, cpu(), strict=True))
         if case == "watch-steady":
             t1 = time.perf_counter()
             await done_updates.wait()
@@ -347,6 +355,7 @@ async def peer(spec: dict[str, Any], base: str) -> dict[str, Any]:
         gc.disable()
     cache: dict[str, Any] = {}
     before = rss()
+    c0 = cpu()
     t0 = time.perf_counter()
     out: dict[str, Any] = {}
     async with aiohttp.ClientSession(read_bufsize=1 << 20) as session:
@@ -357,9 +366,11 @@ async def peer(spec: dict[str, Any], base: str) -> dict[str, Any]:
             params["resourceVersionMatch"] = "NotOlderThan"
             await watching(session, url, params, cache, -1)
             out["seconds"] = time.perf_counter() - t0
+            out["cpu_user"], out["cpu_sys"] = (b - a for a, b in zip(c0, cpu(), strict=True))
         else:
             rv = await listing(session, url, cache)
             out["seconds"] = time.perf_counter() - t0
+            out["cpu_user"], out["cpu_sys"] = (b - a for a, b in zip(c0, cpu(), strict=True))
             if case.startswith("watch"):
                 t1 = time.perf_counter()
                 await watching(session, url, {"watch": "true", "resourceVersion": rv}, cache, w)
