@@ -27,7 +27,7 @@ import sys
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import msgspec
 
@@ -113,10 +113,22 @@ _encoder = msgspec.json.Encoder()
 _NO_META = _Meta()
 _NO_LAZY = _LazyMeta()
 
-# What ``_raw`` holds (``KubeObject._form``):
-_OBJECT = 0  # the object's JSON, kind and apiVersion as they are
-_ITEM = 1  # a list item's JSON lacking kind and/or apiVersion: the full decode adds them
-_LINE = 2  # a watch event line; the object is its "object" member
+
+class _Form:
+    """What ``KubeObject._raw`` holds. Three singletons, compared by identity; not an int, so
+    that encoding a ``KubeObject`` with msgspec as a struct fails loudly instead of writing its
+    private fields (it is a mapping: encode ``obj.raw`` or ``obj.to_dict()``)."""
+
+    __slots__ = ("code",)
+
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+
+_OBJECT = _Form(0)  # the object's JSON, kind and apiVersion as they are
+_ITEM = _Form(1)  # a list item's JSON lacking kind and/or apiVersion: the full decode adds them
+_LINE = _Form(2)  # a watch event line; the object is its "object" member
+_FORMS = (_OBJECT, _ITEM, _LINE)
 
 # The memo of full decodes: id(obj) -> (obj, dict), least recently used first. Holding obj keeps
 # its id from being reused while the entry lives.
@@ -198,42 +210,47 @@ def freeze(value: Any) -> Any:
     return value
 
 
-class KubeObject(Mapping[str, Any]):
+if TYPE_CHECKING:
+
+    class _Base(Mapping[str, Any]):
+        """What type checkers see: a read-only mapping (at run time: an untracked struct)."""
+
+        def __init__(self, *fields: Any) -> None: ...
+        def __init_subclass__(cls, **options: Any) -> None: ...
+
+else:
+    _Base = msgspec.Struct
+
+
+class KubeObject(_Base, gc=False, eq=False):
     """One Kubernetes object: raw JSON plus its key and RV, the rest decoded on access.
 
     Build one with :meth:`from_raw`, :meth:`from_list_item` or :meth:`from_dict`; the
-    representation behind the mapping is private and may change.
+    representation behind the mapping is private and may change. (It is a ``msgspec.Struct``
+    that the garbage collector does not track: a cache of 100,000 objects adds nothing to every
+    collection's work, and each object is 16 bytes smaller. It cannot be part of a reference
+    cycle: it holds only bytes, strings and a struct of strings.)
     """
 
-    __slots__ = ("_form", "_key", "_lazy", "_ns", "_raw", "_rv", "api_version", "kind")
-
     _raw: bytes
-    _form: int
+    _form: _Form
     _key: str
     _ns: str
     _rv: str
-    _lazy: _LazyMeta | None
     kind: str
     api_version: str
+    _lazy: _LazyMeta | None = None
 
     @classmethod
-    def _make(cls, raw: bytes, form: int, head: _Head, kind: str, api_version: str) -> KubeObject:
-        self = object.__new__(cls)
+    def _make(cls, raw: bytes, form: _Form, head: _Head, kind: str, api_version: str) -> KubeObject:
         m = head.metadata or _NO_META
         ns = m.namespace
-        self._raw = raw
-        self._form = form
         if ns:
-            self._ns = ns = _intern(ns)
-            self._key = f"{ns}/{m.name}"
+            ns = _intern(ns)
+            key = f"{ns}/{m.name}"
         else:
-            self._ns = ""
-            self._key = m.name
-        self._rv = m.resource_version
-        self._lazy = None
-        self.kind = _intern(kind)
-        self.api_version = _intern(api_version)
-        return self
+            key = m.name
+        return cls(raw, form, key, ns, m.resource_version, _intern(kind), _intern(api_version))
 
     @classmethod
     def from_raw(cls, raw: bytes) -> KubeObject:
@@ -325,25 +342,18 @@ class KubeObject(Mapping[str, Any]):
     def _trimmed(self, trim: Trim) -> KubeObject:
         """This object with its JSON passed through ``trim`` (which keeps the head)."""
         form = self._form
-        if form == _LINE:
+        if form is _LINE:
             raw = trim.apply(_raw_event_decoder.decode(self._raw).object)
             form = _OBJECT  # a watch object is complete as it came
         else:
             raw = trim.apply(self._raw)
-        new = object.__new__(KubeObject)
-        new._raw = raw
-        new._form = form
-        new._key = self._key
-        new._ns = self._ns
-        new._rv = self._rv
-        new._lazy = self._lazy
-        new.kind = self.kind
-        new.api_version = self.api_version
-        return new
+        return KubeObject(
+            raw, form, self._key, self._ns, self._rv, self.kind, self.api_version, self._lazy
+        )
 
     # -- pickling (the slots, with the lazy parts left out) ------------------------------------
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_restore, (self._raw, self._form, self.kind, self.api_version))
+        return (_restore, (self._raw, self._form.code, self.kind, self.api_version))
 
     # -- metadata without decoding -------------------------------------------------------------
     @property
@@ -367,7 +377,7 @@ class KubeObject(Mapping[str, Any]):
     def _meta(self) -> _LazyMeta:
         lazy = self._lazy
         if lazy is None:
-            if self._form == _LINE:
+            if self._form is _LINE:
                 head = _lazy_event_decoder.decode(self._raw).object
             else:
                 head = _lazy_decoder.decode(self._raw)
@@ -395,9 +405,9 @@ class KubeObject(Mapping[str, Any]):
     def raw(self) -> bytes:
         """The object's JSON (with ``kind`` and ``apiVersion``)."""
         form = self._form
-        if form == _OBJECT:
+        if form is _OBJECT:
             return self._raw
-        if form == _LINE:
+        if form is _LINE:
             return bytes(_raw_event_decoder.decode(self._raw).object)
         return _encoder.encode(self._decode())
 
@@ -405,10 +415,10 @@ class KubeObject(Mapping[str, Any]):
     def _decode(self) -> dict[str, Any]:
         """A fresh full decode (no memo)."""
         form = self._form
-        if form == _OBJECT:
+        if form is _OBJECT:
             d: dict[str, Any] = _dict_decoder.decode(self._raw)
             return d
-        if form == _LINE:
+        if form is _LINE:
             return _dict_event_decoder.decode(self._raw).object
         d = _dict_decoder.decode(self._raw)
         out: dict[str, Any] = {
@@ -447,12 +457,16 @@ class KubeObject(Mapping[str, Any]):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, KubeObject):
-            if self._raw == other._raw and self._form == other._form:
+            if self._raw == other._raw and self._form is other._form:
                 return self.kind == other.kind and self.api_version == other.api_version
             return bool(self._full() == other._full())
         if isinstance(other, Mapping):
             return bool(self._full() == _plain(other))
         return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -463,9 +477,20 @@ class KubeObject(Mapping[str, Any]):
     def __repr__(self) -> str:
         return f"KubeObject({self.kind or '?'} {self.key} rv={self.resource_version})"
 
+    def __rich_repr__(self) -> Iterator[str]:
+        """What rich shows (not the struct's fields: never the object's data in a log)."""
+        yield f"{self.kind or '?'} {self.key} rv={self.resource_version}"
 
-def _restore(raw: bytes, form: int, kind: str, api_version: str) -> KubeObject:
-    if form == _LINE:
+
+if not TYPE_CHECKING:  # the mapping methods a Mapping subclass inherits
+    for _name in ("get", "keys", "items", "values"):
+        setattr(KubeObject, _name, getattr(Mapping, _name))
+    Mapping.register(KubeObject)
+
+
+def _restore(raw: bytes, code: int, kind: str, api_version: str) -> KubeObject:
+    form = _FORMS[code]
+    if form is _LINE:
         return KubeObject.from_event_line(raw)[1]
     head = _head_decoder.decode(raw)
     return KubeObject._make(raw, form, head, kind, api_version)
