@@ -54,6 +54,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import msgspec
+
 from informer._log import describe_error, get_logger
 from informer.errors import ConfigurationError, StaleCacheError
 from informer.objects import KubeObject
@@ -130,8 +132,7 @@ class Tombstone:
     obj: KubeObject
 
 
-@dataclass(frozen=True, slots=True)
-class Delta:
+class Delta(msgspec.Struct, frozen=True, gc=False):
     """One change to the cache.
 
     * ``added``: ``obj`` is the new object, ``old`` is None; ``is_initial`` for adds of the first
@@ -144,6 +145,9 @@ class Delta:
     (``Store.replace``: the first one, or a relist after a 410, a restore or a consistent relist),
     False for a live watch event. A controller queues list changes behind live ones
     (controller-runtime's priority queue), whichever list found them.
+
+    (A frozen ``msgspec.Struct`` the garbage collector does not track: a sync of 100,000 objects
+    makes 100,000 of them, in a tenth of the time a frozen dataclass takes to build.)
     """
 
     type: Literal["added", "updated", "deleted"]

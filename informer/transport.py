@@ -102,8 +102,7 @@ class ListPage:
     remaining_item_count: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class WatchEvent:
+class WatchEvent(msgspec.Struct, frozen=True, gc=False):
     """One watch event. For a BOOKMARK only ``object.resource_version`` is meaningful."""
 
     type: EventType

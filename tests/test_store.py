@@ -747,8 +747,9 @@ def test_value_types_are_frozen() -> None:
     a = mk("a", "1")
     values = (Tombstone("k", a), Delta("added", a, None), Freshness("1", True, 0.0), StoreStats())
     for value in values:
-        with pytest.raises(dataclasses.FrozenInstanceError):
-            setattr(value, dataclasses.fields(value)[0].name, None)
+        first = getattr(value, "__struct_fields__", None) or [dataclasses.fields(value)[0].name]
+        with pytest.raises(AttributeError):  # FrozenInstanceError is one
+            setattr(value, first[0], None)
         assert not hasattr(value, "__dict__")
 
 
