@@ -10,6 +10,10 @@
 * ``k8s-asyncio``: ``kubernetes_asyncio`` list into models / ``Watch().stream``.
 * ``k8s-informer``: the official ``kubernetes`` client's ``SharedInformer`` (threads, sync client,
   one unpaginated list into models).
+
+Each child returns its ``seconds`` and, for the product, D and the orjson peers, ``cpu_user`` /
+``cpu_sys``: the process's CPU seconds over the same interval (the sync; for the watch cases, from
+the watch request to the last event).
 """
 
 from __future__ import annotations
@@ -49,6 +53,18 @@ def peak() -> int:
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) * 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def cpu_since(c0: tuple[float, float]) -> dict[str, float]:
+    """``cpu_user`` / ``cpu_sys``: CPU seconds since ``c0`` (the interval ``seconds`` times)."""
+    user, sys_ = cpu()
+    return {"cpu_user": user - c0[0], "cpu_sys": sys_ - c0[1]}
+
+
+def control_url(base: str, what: str) -> str:
+    """The replay server's ``/control/<what>`` URL; ``expire`` ends this run's (token's) watch."""
+    server, token = base.rsplit("/", 2)[0], base.rsplit("/", 1)[1]
+    return f"{server}/control/{what}" + (f"/{token}" if what == "expire" else "")
 
 
 def path_of(kind: str) -> str:
@@ -213,6 +229,7 @@ async def product(spec: dict[str, Any], base: str) -> dict[str, Any]:
     inf.start()
     if case == "watch-fill":
         await inf.wait_for_sync()
+        c0 = cpu()
         t1 = time.perf_counter()
         await done_adds.wait()
         out["seconds"] = time.perf_counter() - t1
@@ -220,12 +237,13 @@ async def product(spec: dict[str, Any], base: str) -> dict[str, Any]:
     else:
         await done_adds.wait()
         out["seconds"] = time.perf_counter() - t0
-        out["cpu_user"], out["cpu_sys"] = (b - a for a, b in zip(c0, cpu(), strict=True))
         if case == "watch-steady":
+            c0 = cpu()
             t1 = time.perf_counter()
             await done_updates.wait()
             out["seconds"] = time.perf_counter() - t1
             out["events_per_s"] = w / out["seconds"]
+    out.update(cpu_since(c0))
     gc.collect()
     out["rss_delta"] = rss() - before
     if case == "read-all":
@@ -237,7 +255,7 @@ async def product(spec: dict[str, Any], base: str) -> dict[str, Any]:
         steady = rss()
         reset_peak()
         async with aiohttp.ClientSession() as s:
-            await s.get(base.rsplit("/", 2)[0] + "/control/expire/" + base.rsplit("/", 1)[1])
+            await s.get(control_url(base, "expire"))
         while inf.statistics().relists < 1:  # noqa: ASYNC110 - a counter, no event to await
             await asyncio.sleep(0.01)
         out["steady_rss"] = steady
@@ -267,7 +285,7 @@ async def many_informers(spec: dict[str, Any], base: str) -> dict[str, Any]:
     gc.collect()
     used = rss() - before
     async with aiohttp.ClientSession() as s:
-        stats = await (await s.get(base.rsplit("/", 2)[0] + "/control/stats")).json()
+        stats = await (await s.get(control_url(base, "stats"))).json()
     await factory.stop()
     await api.close()
     return {
@@ -318,6 +336,7 @@ async def k8s_asyncio(spec: dict[str, Any], base: str) -> dict[str, Any]:
 
 def k8s_informer(spec: dict[str, Any], base: str) -> dict[str, Any]:
     import threading
+    import urllib.request
 
     from kubernetes import client
     from kubernetes.informer import SharedInformer
@@ -344,7 +363,15 @@ def k8s_informer(spec: dict[str, Any], base: str) -> dict[str, Any]:
     out = {"seconds": time.perf_counter() - t0}
     gc.collect()
     out["rss_delta"] = rss() - before
-    inf.stop()
+    # stop() sets the informer's stop flag and joins its thread, which is blocked reading the
+    # watch the replay server keeps open and silent. Ending that watch (a 410 line, then the end
+    # of the response) lets the thread see the flag and return; ask again if the watch ended
+    # before the flag was set (the informer re-watches once; its next watch ends the same way).
+    stopper = threading.Thread(target=inf.stop)
+    stopper.start()
+    while stopper.is_alive():
+        urllib.request.urlopen(control_url(base, "expire")).close()
+        stopper.join(0.5)
     return out
 
 
@@ -366,16 +393,16 @@ async def peer(spec: dict[str, Any], base: str) -> dict[str, Any]:
             params["resourceVersionMatch"] = "NotOlderThan"
             await watching(session, url, params, cache, -1)
             out["seconds"] = time.perf_counter() - t0
-            out["cpu_user"], out["cpu_sys"] = (b - a for a, b in zip(c0, cpu(), strict=True))
         else:
             rv = await listing(session, url, cache)
             out["seconds"] = time.perf_counter() - t0
-            out["cpu_user"], out["cpu_sys"] = (b - a for a, b in zip(c0, cpu(), strict=True))
             if case.startswith("watch"):
+                c0 = cpu()
                 t1 = time.perf_counter()
                 await watching(session, url, {"watch": "true", "resourceVersion": rv}, cache, w)
                 out["seconds"] = time.perf_counter() - t1
                 out["events_per_s"] = w / out["seconds"]
+        out.update(cpu_since(c0))
     gc.enable()
     gc.collect()
     out["rss_delta"] = rss() - before

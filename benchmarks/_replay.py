@@ -26,6 +26,7 @@ import socket
 from dataclasses import dataclass, field
 from typing import Any
 
+from _objects import make_items  # type: ignore[import-not-found,unused-ignore]
 from aiohttp import web
 
 CHUNK = 1 << 20
@@ -57,8 +58,6 @@ class _Built:
 
 def pod_items(count: int, first_rv: int = FIRST_RV) -> list[bytes]:
     """~6.6 KB Pods with managedFields, as list items (no kind/apiVersion, as servers send)."""
-    from store_sync import make_items  # type: ignore[import-not-found,unused-ignore]
-
     return [
         i.replace(b'"kind":"Pod","apiVersion":"v1",', b"", 1)
         for i in make_items(count, first_rv=first_rv)

@@ -14,8 +14,8 @@ reached the cache: the race behind the classic duplicate create.
       write (``WriteTracker.observe``) plus the check before the next reconcile
       (``WriteTracker.wait_fresh``), per reconcile, in microseconds.
 
-    PYTHONPATH=. python benchmarks/controller_read_your_writes.py    # about 20 s on 2 cores
-    PYTHONPATH=. python benchmarks/controller_read_your_writes.py --parents 200
+    python benchmarks/controller_read_your_writes.py    # about 20 s on 2 cores
+    python benchmarks/controller_read_your_writes.py --parents 200
 """
 
 from __future__ import annotations
@@ -24,10 +24,14 @@ import argparse
 import asyncio
 import logging
 import platform
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import structlog
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from informer import CONFIGMAPS, Client, Controller, Informer, ReflectorOptions, Request
 from informer.client import WriteRecord

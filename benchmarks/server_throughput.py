@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import aiohttp
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from informer.resource import CONFIGMAPS
 from informer.testing import ApiServer
