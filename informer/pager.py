@@ -7,6 +7,7 @@ carrying the first page's RV so the caller can restart at "not older than" it.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -98,6 +99,10 @@ async def list_all(
     """Every page of one list, as the request's first page decides (``known``, ``trim``: see
     ``KubeObject.from_list_item``).
 
+    The next page is requested before the items of the current one are built (one request
+    ahead, like a reader's read-ahead): on a real server, which takes a while to answer each
+    page, the sync then costs about the longer of the two instead of their sum.
+
     A page that fails transiently is requested again, with the same continue token, as long as
     ``retry_page`` says so (client-go's request retries do this for 429 with Retry-After):
     restarting the list from its first page instead would, on a server throttling a share of
@@ -132,19 +137,36 @@ async def list_all(
                     raise
 
     page = await page_at(resource_version, resource_version_match)
-    items = page.items
     list_rv = page.resource_version
+    items: list[KubeObject] = []
     pages = 1
-    token = page.continue_
-    while token:
+    while True:
+        token = page.continue_
+        ahead = asyncio.ensure_future(page_at(token=token)) if token else None
         try:
-            page = await page_at(token=token)
+            if ahead is not None:
+                # let it send its request: the server prepares the next page while this one's
+                # items are built (the body stays in the socket until the build is done)
+                await asyncio.sleep(0)
+            items.extend(page.items)
+        except BaseException:
+            if ahead is not None:
+                ahead.cancel()
+                ahead.add_done_callback(_retrieve)
+            raise
+        if ahead is None:
+            return ListResult(items, list_rv, pages)
+        try:
+            page = await ahead
         except ResourceExpired as exc:
             raise ContinueExpired(exc, list_rv) from exc
-        items.extend(page.items)
         pages += 1
-        token = page.continue_
-    return ListResult(items, list_rv, pages)
+
+
+def _retrieve(task: asyncio.Future[ListPage]) -> None:
+    """Consume the outcome of a read-ahead nobody awaits (no "never retrieved" warning)."""
+    if not task.cancelled():
+        task.exception()
 
 
 async def list_exact(

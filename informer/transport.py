@@ -13,7 +13,6 @@ import copy
 import math
 import weakref
 from collections.abc import AsyncGenerator, Callable
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, Self
 
@@ -92,14 +91,81 @@ _envelope_decoder = msgspec.json.Decoder(_Envelope)
 _bookmark_decoder = msgspec.json.Decoder(_Bookmark)
 
 
-@dataclass(frozen=True, slots=True)
 class ListPage:
-    """One page of a LIST: items, the ListMeta RV, ``continue`` and ``remainingItemCount``."""
+    """One page of a LIST: items, the ListMeta RV, ``continue`` and ``remainingItemCount``.
 
-    items: list[KubeObject]
-    resource_version: str
-    continue_: str | None
-    remaining_item_count: int | None
+    A page read from a server builds its items from the page's JSON when ``items`` is first
+    read (a malformed item raises ``MalformedResponse`` there), so a pager can send the request
+    for the next page before doing that work; ``item_count`` needs no build.
+    """
+
+    __slots__ = (
+        "_build",
+        "_count",
+        "_items",
+        "continue_",
+        "remaining_item_count",
+        "resource_version",
+    )
+
+    def __init__(
+        self,
+        items: list[KubeObject],
+        resource_version: str,
+        continue_: str | None,
+        remaining_item_count: int | None,
+    ) -> None:
+        self._items: list[KubeObject] | None = items
+        self._build: Callable[[], list[KubeObject]] | None = None
+        self._count = len(items)
+        self.resource_version = resource_version
+        self.continue_ = continue_
+        self.remaining_item_count = remaining_item_count
+
+    @classmethod
+    def _deferred(
+        cls,
+        build: Callable[[], list[KubeObject]],
+        count: int,
+        resource_version: str,
+        continue_: str | None,
+        remaining_item_count: int | None,
+    ) -> ListPage:
+        page = cls([], resource_version, continue_, remaining_item_count)
+        page._items, page._build, page._count = None, build, count
+        return page
+
+    @property
+    def items(self) -> list[KubeObject]:
+        items = self._items
+        if items is None:
+            assert self._build is not None
+            items = self._items = self._build()
+            self._build = None
+        return items
+
+    @property
+    def item_count(self) -> int:
+        """How many items the page holds (without building them)."""
+        return self._count
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ListPage):
+            return NotImplemented
+        return (self.resource_version, self.continue_, self.remaining_item_count, self.items) == (
+            other.resource_version,
+            other.continue_,
+            other.remaining_item_count,
+            other.items,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"ListPage({self._count} items, resource_version={self.resource_version!r}, "
+            f"continue_={self.continue_!r}, remaining_item_count={self.remaining_item_count!r})"
+        )
 
 
 class WatchEvent(msgspec.Struct, frozen=True, gc=False):
@@ -528,14 +594,10 @@ def _decode_list(
     trim: Trim | None = None,
 ) -> ListPage:
     """A 2xx LIST body: a ``ListPage``, else ``MalformedResponse`` (or the ``ApiError`` of a
-    Status in its place)."""
+    Status in its place). The envelope is decoded here, the items when the page's ``items`` is
+    read."""
     try:
         decoded = _list_decoder.decode(body)
-        kind, api_version = resource.kind, resource.api_version
-        item = KubeObject.from_list_item
-        items = [
-            item(raw, kind, api_version, known=known, trim=trim) for raw in decoded.items or ()
-        ]
     except _DECODE_ERRORS as exc:
         raise MalformedResponse(f"GET {path}: list body is not a list: {exc}") from exc
     if decoded.kind == "Status":
@@ -544,8 +606,20 @@ def _decode_list(
         if err.status.get("status") == "Success" or 200 <= err.code < 300:
             raise MalformedResponse(f"GET {path}: a {err.code} Status instead of a list")
         raise err
+    raws = decoded.items or []
+
+    def build() -> list[KubeObject]:
+        kind, api_version = resource.kind, resource.api_version
+        item = KubeObject.from_list_item
+        try:
+            return [item(raw, kind, api_version, known=known, trim=trim) for raw in raws]
+        except _DECODE_ERRORS as exc:
+            raise MalformedResponse(f"GET {path}: list body is not a list: {exc}") from exc
+
     meta = decoded.metadata
-    return ListPage(items, meta.resource_version, meta.continue_ or None, meta.remaining_item_count)
+    return ListPage._deferred(
+        build, len(raws), meta.resource_version, meta.continue_ or None, meta.remaining_item_count
+    )
 
 
 def _decode_last_line(line: bytes, offset: int, path: str) -> WatchEvent | None:

@@ -173,10 +173,11 @@ list_bodies = st.fixed_dictionaries(
 def test_list_body_decodes_or_raises_typed(body: bytes) -> None:
     try:
         page = _decode_list(body, CONFIGMAPS, "/api/v1/configmaps")
+        assert isinstance(page, ListPage) and isinstance(page.resource_version, str)
+        items = page.items  # built when read
     except (MalformedResponse, ApiError):
         return
-    assert isinstance(page, ListPage) and isinstance(page.resource_version, str)
-    for item in page.items:
+    for item in items:
         item.key  # noqa: B018
 
 

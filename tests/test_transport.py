@@ -524,7 +524,8 @@ async def test_list_page_2xx_body_that_is_not_a_list(
 ) -> None:
     api.respond_raw(body, content_type="text/html" if body.startswith(b"<") else "application/json")
     with pytest.raises(MalformedResponse):
-        await transport.list_page(CONFIGMAPS)
+        page = await transport.list_page(CONFIGMAPS)
+        assert page.items  # items are built when read: a malformed one raises there
 
 
 @pytest.mark.parametrize(

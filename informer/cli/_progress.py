@@ -57,7 +57,7 @@ class ProgressTransport(Transport):
         progress = self.progress.get(key)
         if progress is None or not kwargs.get("continue_"):
             progress = self.progress[key] = ListProgress()
-        progress.listed += len(page.items)
+        progress.listed += page.item_count
         progress.pages += 1
         progress.remaining = page.remaining_item_count
         progress.done = page.continue_ is None
