@@ -609,10 +609,10 @@ def _decode_list(
     raws = decoded.items or []
 
     def build() -> list[KubeObject]:
-        kind, api_version = resource.kind, resource.api_version
-        item = KubeObject.from_list_item
         try:
-            return [item(raw, kind, api_version, known=known, trim=trim) for raw in raws]
+            return KubeObject._from_list_items(
+                raws, resource.kind, resource.api_version, known, trim
+            )
         except _DECODE_ERRORS as exc:
             raise MalformedResponse(f"GET {path}: list body is not a list: {exc}") from exc
 
