@@ -716,8 +716,14 @@ class Reflector:
                 async for batch in stream.batches():
                     seen += len(batch)
                     self._consecutive_too_large = 0
-                    for event in batch:
-                        handle(event)
+                    deltas: list[Delta] = []
+                    try:  # the changes of one network read go to the handlers at once
+                        for event in batch:
+                            delta = handle(event)
+                            if delta is not None:
+                                deltas.append(delta)
+                    finally:
+                        self._emit(deltas)
         except WatchIdleTimeout as exc:
             # Silent for idle_timeout: a stuck proxy or a half-dead connection, or only a quiet
             # resource (servers send bookmarks only after a change newer than the watch's
@@ -749,7 +755,8 @@ class Reflector:
         if beyond_pool:  # the ApiClient's pool could not spare a connection (logged)
             self._counters.watches_beyond_pool += 1
 
-    def _handle(self, event: WatchEvent) -> None:
+    def _handle(self, event: WatchEvent) -> Delta | None:
+        """Apply one event to the store; the change it made, if any."""
         self._expired_in_a_row = 0
         obj = event.object
         rv = obj.resource_version
@@ -769,16 +776,15 @@ class Reflector:
             self._counters.bookmarks += 1
             if not older:
                 store.advance(rv)
-            return
+            return None
         if obj.kind and obj.kind != self.resource.kind and not self._kind_ok(obj):
-            return
+            return None
         if self.options.transform is not None:
             obj = self._prepare(obj)
         delta = store.apply_event(event.type, obj)
         if not comparable:
             self._note_comparable(rv)
-        if delta is not None and self.on_deltas is not None:
-            self._emit([delta])
+        return delta
 
     # -- helpers ---------------------------------------------------------------------------
     def _kind_ok(self, obj: KubeObject) -> bool:
