@@ -329,29 +329,14 @@ class KubeObject(_Base, gc=False, eq=False):
     def _from_trimmed_item(
         cls, raw: bytes, kind: str, api_version: str, known: Known | None, trim: DropFields
     ) -> KubeObject:
-        """``from_list_item`` with a byte-level transform: one pass splits the object into its
-        members, drops the fields and yields the head (no second decode)."""
-        data, members, meta = trim.split(raw)
-        get = meta.get
-        name, ns, rv = get("name"), get("namespace"), get("resourceVersion")
-        head_meta = _Meta(
-            "" if name is None else _str_decoder.decode(name),
-            "" if ns is None else _str_decoder.decode(ns),
-            "" if rv is None else _str_decoder.decode(rv),
-        )
+        """``from_list_item`` with a byte-level transform, which reads the head in the same pass
+        (``DropFields.apply_with_head``)."""
+        data, k, a, name, ns, rv = trim.apply_with_head(raw)
         if known is not None:
-            key = (
-                f"{head_meta.namespace}/{head_meta.name}" if head_meta.namespace else head_meta.name
-            )
-            cached = known(key, head_meta.resource_version)
+            cached = known(f"{ns}/{name}" if ns else name, rv)
             if cached is not None:
                 return cached
-        k, a = members.get("kind"), members.get("apiVersion")
-        head = _Head(
-            None if k is None else _str_decoder.decode(k),
-            None if a is None else _str_decoder.decode(a),
-            head_meta,
-        )
+        head = _Head(k, a, _Meta(name, ns, rv))
         if head.kind and head.api_version:
             return cls._make(data, _OBJECT, head, head.kind, head.api_version)
         return cls._make(data, _ITEM, head, head.kind or kind, head.api_version or api_version)

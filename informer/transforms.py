@@ -1,10 +1,14 @@
 """Byte-level transforms: drop fields from an object's JSON without decoding the rest.
 
 ``DropFields("metadata.managedFields")`` removes those members from each object before it is
-cached. It works on the raw JSON: only the objects along each path are split into their members
-(each member's value stays undecoded bytes, ``msgspec.Raw``) and joined again, so its cost is a
-scan of the object, not a full decode and re-encode. ``DROP_MANAGED_FIELDS`` is the one most
-controllers want (managedFields is often half of an object's size and few controllers read it).
+cached. It works on the raw JSON. For paths one or two members deep (the usual ones), the decode
+that reads the object's head for the cache also captures the members to drop, which are then cut
+out of the bytes (``informer._member_cut``): on the benchmark's 6.6 KB Pods a list item costs
+about 8.0 us instead of 4.8 us without the transform (it was 8.9 us when the object and its
+metadata were split into their members and re-encoded, which is still the path for deeper paths
+and unusual JSON: whitespace, escaped keys, duplicate keys). ``DROP_MANAGED_FIELDS`` is the one
+most controllers want (managedFields is often half of an object's size and few controllers read
+it).
 
 Pass it as ``ReflectorOptions(transform=DROP_MANAGED_FIELDS)``. A ``DropFields`` is also a plain
 dict transform (callable on a dict), so it can be used wherever a transform function is expected;
@@ -20,9 +24,13 @@ from typing import Any
 
 import msgspec
 
+from informer._member_cut import Cutter, Head
+
 __all__ = ["DROP_MANAGED_FIELDS", "DropFields"]
 
 _members = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_str = msgspec.json.Decoder(str)
+_opt_str = msgspec.json.Decoder(str | None)
 _encode = msgspec.json.Encoder().encode
 
 # The object's identity and head: the cache keys, compares and routes by these.
@@ -47,7 +55,7 @@ class DropFields:
     resourceVersion) are refused with ``ValueError``.
     """
 
-    __slots__ = ("_rest", "_tree", "paths")
+    __slots__ = ("_cutter", "_rest", "_tree", "paths")
 
     def __init__(self, *paths: str) -> None:
         if not paths:
@@ -70,6 +78,7 @@ class DropFields:
         self.paths = paths
         self._tree = tree
         self._rest = {k: v for k, v in tree.items() if k != "metadata"}
+        self._cutter = Cutter.build(tree)
 
     def __repr__(self) -> str:
         return f"DropFields({', '.join(map(repr, self.paths))})"
@@ -85,13 +94,31 @@ class DropFields:
 
         Raises ``msgspec.DecodeError`` if ``raw`` is not a JSON object.
         """
+        cutter = self._cutter
+        if cutter is not None:
+            fast = cutter.cut(raw)
+            if fast is not None:
+                return fast[0]
         out = _drop(raw, self._tree)
         return bytes(raw) if out is None else out
 
-    def split(self, raw: Any) -> tuple[bytes, dict[str, msgspec.Raw], dict[str, msgspec.Raw]]:
-        """``apply`` in one pass that also returns the object's members and its metadata's (as
-        ``msgspec.Raw``), from which a caller reads the head without decoding the object again.
-        Raises ``msgspec.DecodeError`` unless the object and its metadata are JSON objects."""
+    def apply_with_head(self, raw: Any) -> Head:
+        """``apply``, and the head read in the same pass: ``(json, kind, apiVersion, name,
+        namespace, resourceVersion)``, kind and apiVersion None when absent, the others "".
+
+        Raises ``msgspec.DecodeError`` unless the object and its metadata are JSON objects
+        with strings where the head has them.
+        """
+        cutter = self._cutter
+        if cutter is not None:
+            fast = cutter.cut(raw)
+            if fast is not None:
+                return fast
+        return self._split(raw)
+
+    def _split(self, raw: Any) -> Head:
+        """The slow path of ``apply_with_head``: the object and its metadata split into their
+        members (``msgspec.Raw``), the fields dropped, the rest re-encoded."""
         members = _members.decode(raw)
         meta_raw = members.get("metadata")
         meta = {} if meta_raw is None else _members.decode(meta_raw)
@@ -102,7 +129,16 @@ class DropFields:
             changed = True
         if self._rest and _drop_members(members, self._rest):
             changed = True
-        return (_encode(members) if changed else bytes(raw)), members, meta
+        k, a = members.get("kind"), members.get("apiVersion")
+        name, ns, rv = meta.get("name"), meta.get("namespace"), meta.get("resourceVersion")
+        return (
+            _encode(members) if changed else bytes(raw),
+            None if k is None else _opt_str.decode(k),
+            None if a is None else _opt_str.decode(a),
+            "" if name is None else _str.decode(name),
+            "" if ns is None else _str.decode(ns),
+            "" if rv is None else _str.decode(rv),
+        )
 
     def __call__(self, obj: dict[str, Any]) -> Mapping[str, Any]:
         """The same on a decoded object (a copy; ``obj`` is not changed)."""
