@@ -197,6 +197,9 @@ class Handler:
         queued_at = self._queued_at
         while True:
             if not order:
+                if not pending:
+                    # a dict keeps its largest table (a relist's every key): start afresh
+                    self._pending = pending = {}
                 self._idle.set()
                 self._wakeup.clear()
                 await self._wakeup.wait()
