@@ -8,11 +8,14 @@ equal a plain decode of the object (with the list's kind/apiVersion, without the
 
 from __future__ import annotations
 
+import gc
 import tracemalloc
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 import pytest
+import rich.pretty
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -191,3 +194,51 @@ def test_memo_size_zero_decodes_on_each_access() -> None:
         assert id(o) not in objects._memo
     finally:
         set_decoded_cache_size(previous)
+
+
+SECRET = (
+    b'{"kind":"Secret","apiVersion":"v1","metadata":{"name":"s","namespace":"ns",'
+    b'"resourceVersion":"7"},"data":{"password":"czNjcjN0"}}'
+)
+
+
+def every_form(raw: bytes) -> list[KubeObject]:
+    item = raw.replace(b'"kind":"Secret","apiVersion":"v1",', b"")
+    line = b'{"type":"ADDED","object":' + raw + b"}"
+    return [
+        KubeObject.from_raw(raw),
+        KubeObject.from_list_item(item, "Secret", "v1"),
+        KubeObject._from_list_items([item], "Secret", "v1")[0],
+        KubeObject.from_list_item(item, "Secret", "v1", trim=DROP_MANAGED_FIELDS),
+        KubeObject.from_event_line(line)[1],
+    ]
+
+
+def test_cached_objects_are_not_tracked_by_the_garbage_collector() -> None:
+    """A cache of 100,000 objects must not add to every collection's work."""
+    for o in every_form(SECRET):
+        assert not gc.is_tracked(o)
+        o.labels  # noqa: B018 - the lazily decoded metadata does not change that
+        assert not gc.is_tracked(o)
+
+
+def test_a_cached_object_is_a_read_only_mapping_like_its_dict() -> None:
+    plain = msgspec.json.decode(SECRET)
+    for o in every_form(SECRET):
+        assert isinstance(o, Mapping)
+        assert o == plain and plain == o and not (o != plain)
+        assert o.get("data") == plain["data"] and o.get("nope", 1) == 1
+        assert list(o.keys()) == list(plain) and len(o.values()) == len(plain)
+        assert dict(o.items())["metadata"] == plain["metadata"]
+        with pytest.raises(TypeError):
+            hash(o)
+
+
+def test_no_renderer_shows_an_objects_data() -> None:
+    """Logged or pretty-printed, an object shows its kind, key and RV, never its contents."""
+    for o in every_form(SECRET):
+        shown = [repr(o), str(o), rich.pretty.pretty_repr(o), rich.pretty.pretty_repr({"o": o})]
+        for text_ in shown:
+            assert "ns/s" in text_ and "czNjcjN0" not in text_ and "password" not in text_
+        with pytest.raises(TypeError):  # not encoded as a struct of private fields
+            msgspec.json.encode(o)
