@@ -55,7 +55,9 @@ class ObjectMeta(msgspec.Struct, frozen=True, rename="camel"):
     deletion_timestamp: str | None = None
 
 
-class _Meta(msgspec.Struct, rename="camel"):
+# The decode structs below hold only strings, a dict of strings or raw bytes (no cycle is
+# possible): gc=False keeps the garbage collector from tracking the two or three made per item.
+class _Meta(msgspec.Struct, gc=False, rename="camel"):
     """Decoded for every object: what the cache's key and RV checks need."""
 
     name: str = ""
@@ -63,20 +65,20 @@ class _Meta(msgspec.Struct, rename="camel"):
     resource_version: str = ""
 
 
-class _Head(msgspec.Struct, rename="camel"):
+class _Head(msgspec.Struct, gc=False, rename="camel"):
     kind: str | None = None  # None: the key is absent
     api_version: str | None = None
     metadata: _Meta | None = None
 
 
-class _Event(msgspec.Struct):
+class _Event(msgspec.Struct, gc=False):
     """A watch line, decoded once: its type and the object's head (the rest is skipped)."""
 
     type: str
     object: _Head
 
 
-class _LazyMeta(msgspec.Struct, frozen=True, rename="camel"):
+class _LazyMeta(msgspec.Struct, gc=False, frozen=True, rename="camel"):
     """Decoded on first access to ``uid``/``labels``/``deletion_timestamp``, then kept."""
 
     uid: str = ""
@@ -84,19 +86,19 @@ class _LazyMeta(msgspec.Struct, frozen=True, rename="camel"):
     deletion_timestamp: str | None = None
 
 
-class _LazyHead(msgspec.Struct):
+class _LazyHead(msgspec.Struct, gc=False):
     metadata: _LazyMeta | None = None
 
 
-class _LazyEvent(msgspec.Struct):
+class _LazyEvent(msgspec.Struct, gc=False):
     object: _LazyHead
 
 
-class _RawEvent(msgspec.Struct):
+class _RawEvent(msgspec.Struct, gc=False):
     object: msgspec.Raw
 
 
-class _DictEvent(msgspec.Struct):
+class _DictEvent(msgspec.Struct, gc=False):
     object: dict[str, Any]
 
 

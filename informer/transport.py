@@ -53,33 +53,33 @@ EventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]
 _EVENT_TYPES: frozenset[str] = frozenset(("ADDED", "MODIFIED", "DELETED", "BOOKMARK"))
 
 
-class _ListMeta(msgspec.Struct, rename="camel"):
+class _ListMeta(msgspec.Struct, gc=False, rename="camel"):
     resource_version: str = ""
     continue_: str = msgspec.field(name="continue", default="")
     remaining_item_count: int | None = None
 
 
-class _ListBody(msgspec.Struct):
+class _ListBody(msgspec.Struct, gc=False):
     kind: str = ""
     metadata: _ListMeta = msgspec.field(default_factory=_ListMeta)
     items: list[msgspec.Raw] | None = None
 
 
-class _Envelope(msgspec.Struct):
+class _Envelope(msgspec.Struct, gc=False):
     type: str
     object: msgspec.Raw
 
 
-class _BookmarkMeta(msgspec.Struct, rename="camel"):
+class _BookmarkMeta(msgspec.Struct, gc=False, rename="camel"):
     resource_version: str = ""
     annotations: dict[str, str] | None = None
 
 
-class _BookmarkObject(msgspec.Struct):
+class _BookmarkObject(msgspec.Struct, gc=False):
     metadata: _BookmarkMeta = msgspec.field(default_factory=_BookmarkMeta)
 
 
-class _Bookmark(msgspec.Struct):
+class _Bookmark(msgspec.Struct, gc=False):
     object: _BookmarkObject
 
 
