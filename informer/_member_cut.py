@@ -41,15 +41,17 @@ _ABSENT = msgspec.Raw()  # a captured value is never empty
 class Cutter:
     """Cuts the members at ``tree``'s paths (``{"metadata": {"managedFields": None}}``)."""
 
-    __slots__ = ("_decoder", "_leaves", "_strict")
+    __slots__ = ("_decoder", "_leaves", "_line_decoder", "_strict")
 
-    def __init__(
-        self, decoder: msgspec.json.Decoder[Any], leaves: list[tuple[attrgetter[Any], bytes]]
-    ) -> None:
-        self._decoder = decoder
-        self._leaves = leaves  # (reads the captured value from the decoded head, b'"<key>"')
+    def __init__(self, top: type[msgspec.Struct], leaves: list[tuple[attrgetter[Any], bytes, int]]):
+        self._decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(top)
+        line = msgspec.defstruct("DropLine", [("object", top)])
+        self._line_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(line)
+        self._leaves = (
+            leaves  # (reads the captured value from the decoded head, b'"<key>"', its length + 1)
+        )
         # a key spelled with an escape other than \uXXXX (of ", \, / or a control character)
-        self._strict = any(b"\\" in k or b"/" in k for _, k in leaves)
+        self._strict = any(b"\\" in k or b"/" in k for _, k, _ in leaves)
 
     @classmethod
     def build(cls, tree: dict[str, Any]) -> Cutter | None:
@@ -65,13 +67,13 @@ class Cutter:
             ("resource_version", str, ""),
         ]
         meta_names = {"resource_version": "resourceVersion"}
-        leaves: list[tuple[attrgetter[Any], bytes]] = []
+        leaves: list[tuple[attrgetter[Any], bytes, int]] = []
         for i, (name, sub) in enumerate(tree.items()):
             if sub is None:
                 field = f"drop_{i}"
                 top_fields.append((field, msgspec.Raw, _ABSENT))
                 top_names[field] = name
-                leaves.append((attrgetter(field), _key(name)))
+                leaves.append((attrgetter(field), *_key(name)))
                 continue
             if name in ("kind", "apiVersion") or any(v is not None for v in sub.values()):
                 return None  # deeper than two (or through a string of the head): slow path
@@ -81,7 +83,7 @@ class Cutter:
                 field = f"drop_{j}"
                 fields.append((field, msgspec.Raw, _ABSENT))
                 names[field] = child
-                leaves.append((attrgetter(f"{parent}.{field}"), _key(child)))
+                leaves.append((attrgetter(f"{parent}.{field}"), *_key(child)))
             if parent != "metadata":
                 # absent: no members; null or not an object: ValidationError, the slow path
                 struct = msgspec.defstruct("DropParent", fields, rename=names, frozen=True)
@@ -90,26 +92,29 @@ class Cutter:
         meta = msgspec.defstruct("DropMeta", meta_fields, rename=meta_names, frozen=True)
         top_fields.append(("metadata", meta, meta()))
         top = msgspec.defstruct("DropHead", top_fields, rename=top_names)
-        return cls(msgspec.json.Decoder(top), leaves)
+        return cls(top, leaves)
 
-    def cut(self, raw: Any) -> Head | None:
+    def cut(self, raw: Any, line: bool = False) -> Head | None:
         """``raw`` without the members, and its head; None when the slow path must decide.
+        ``line``: ``raw`` is a watch event line, cut in its ``object`` (the line stays one).
 
         None also for JSON that does not decode to the expected shape (the slow path then
         raises the error, or leaves a member that is not an object alone)."""
         buf = bytearray(raw)
         try:
-            head = self._decoder.decode(buf)
+            head = (self._line_decoder if line else self._decoder).decode(buf)
         except msgspec.DecodeError:
             return None
+        if line:
+            head = head.object
         spans = []
-        for get, key in self._leaves:
+        for get, key, width in self._leaves:
             value = get(head)
-            if not len(value):
+            if not (n := len(value)):
                 continue  # absent
             at = buf.find(key)
-            start = at + len(key) + 1  # the value's first byte
-            end = start + len(value)
+            start = at + width  # the value's first byte
+            end = start + n
             if at < 1 or end >= len(buf) or buf[start - 1] != _COLON:
                 return None
             first = buf[start]
@@ -128,19 +133,20 @@ class Cutter:
             else:
                 return None
         meta = head.metadata
-        out = (head.kind, head.api_version, meta.name, meta.namespace, meta.resource_version)
+        kind, api_version = head.kind, head.api_version
+        name, ns, rv = meta.name, meta.namespace, meta.resource_version
         del head, meta, value  # they view ``buf``: release them before resizing it
         if spans:
             if len(spans) > 1:
-                spans = _merged(spans)
+                spans = _merged(buf, spans)
             done = 0  # no escaped spelling of a key may hide before it (outside cut values)
             for at, _, end in spans:
-                if _escape_in(buf, done, at, self._strict):
+                if buf.find(_BACKSLASH, done, at) != -1 and _escape_in(buf, done, at, self._strict):
                     return None
                 done = end
             for _, start, end in reversed(spans):
                 del buf[start:end]
-        return (bytes(buf), *out)
+        return bytes(buf), kind, api_version, name, ns, rv
 
 
 def _escape_in(buf: bytearray, lo: int, hi: int, strict: bool) -> bool:
@@ -154,19 +160,23 @@ def _escape_in(buf: bytearray, lo: int, hi: int, strict: bool) -> bool:
     return False
 
 
-def _merged(spans: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
-    """Sorted, overlapping spans joined (two neighbours each claiming the comma between)."""
+def _merged(buf: bytearray, spans: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """Sorted, with neighbours joined: a member first in its object cuts the comma after it,
+    so the member after it, cut too, cuts the comma after itself (if any) instead of that one."""
     spans.sort()
     out = [spans[0]]
     for span in spans[1:]:
         key_at, start, end = out[-1]
-        if span[1] < end:
-            out[-1] = (key_at, start, max(end, span[2]))
+        if span[1] < end:  # it starts at the comma already cut
+            after = span[2]
+            out[-1] = (key_at, start, after + 1 if buf[after] == _COMMA else after)
         else:
             out.append(span)
     return out
 
 
-def _key(name: str) -> bytes:
-    """The key as a compact encoder writes it, quotes included."""
-    return msgspec.json.encode(name)
+def _key(name: str) -> tuple[bytes, int]:
+    """The key as a compact encoder writes it (quotes included), and the length of it and the
+    colon after it."""
+    key = msgspec.json.encode(name)
+    return key, len(key) + 1

@@ -277,7 +277,7 @@ class KubeObject(_Base, gc=False, eq=False):
         byte-level transform of the item (``informer.transforms.DropFields``).
         """
         if trim is not None:
-            return cls._from_trimmed_item(raw, kind, api_version, known, trim)
+            return cls._from_trimmed_items((raw,), kind, api_version, known, trim)[0]
         head = _head_decoder.decode(raw)
         if known is not None:
             m = head.metadata or _NO_META
@@ -301,7 +301,9 @@ class KubeObject(_Base, gc=False, eq=False):
     ) -> list[KubeObject]:
         """``from_list_item`` for each item of a page; without ``known`` and ``trim`` (a first
         list) in one loop that builds each object directly (100,000 of them per sync)."""
-        if known is not None or trim is not None:
+        if trim is not None:
+            return cls._from_trimmed_items(raws, kind, api_version, known, trim)
+        if known is not None:
             item = cls.from_list_item
             return [item(raw, kind, api_version, known=known, trim=trim) for raw in raws]
         decode = _head_decoder.decode
@@ -328,20 +330,32 @@ class KubeObject(_Base, gc=False, eq=False):
         return out
 
     @classmethod
-    def _from_trimmed_item(
-        cls, raw: bytes, kind: str, api_version: str, known: Known | None, trim: DropFields
-    ) -> KubeObject:
-        """``from_list_item`` with a byte-level transform, which reads the head in the same pass
-        (``DropFields.apply_with_head``)."""
-        data, k, a, name, ns, rv = trim.apply_with_head(raw)
-        if known is not None:
-            cached = known(f"{ns}/{name}" if ns else name, rv)
-            if cached is not None:
-                return cached
-        head = _Head(k, a, _Meta(name, ns, rv))
-        if head.kind and head.api_version:
-            return cls._make(data, _OBJECT, head, head.kind, head.api_version)
-        return cls._make(data, _ITEM, head, head.kind or kind, head.api_version or api_version)
+    def _from_trimmed_items(
+        cls, raws: Sequence[Any], kind: str, api_version: str, known: Known | None, trim: Trim
+    ) -> list[KubeObject]:
+        """``from_list_item`` with a byte-level transform for each item of a page: the
+        transform reads the head in the same pass (``DropFields.apply_with_head``)."""
+        cut = trim.apply_with_head
+        intern = _intern
+        kind, api_version = intern(kind), intern(api_version)
+        out: list[KubeObject] = []
+        append = out.append
+        for raw in raws:
+            data, k, a, name, ns, rv = cut(raw)
+            if ns:
+                ns = intern(ns)
+                key = f"{ns}/{name}"
+            else:
+                key = name
+            if known is not None and (cached := known(key, rv)) is not None:
+                append(cached)
+            elif k and a:
+                append(cls(data, _OBJECT, key, ns, rv, intern(k), intern(a)))
+            else:
+                k = intern(k) if k else kind
+                a = intern(a) if a else api_version
+                append(cls(data, _ITEM, key, ns, rv, k, a))
+        return out
 
     @classmethod
     def from_event_line(cls, line: bytes) -> tuple[str, KubeObject]:
@@ -364,11 +378,16 @@ class KubeObject(_Base, gc=False, eq=False):
         return cls.from_raw(_encoder.encode(_plain(obj)))
 
     def _trimmed(self, trim: Trim) -> KubeObject:
-        """This object with its JSON passed through ``trim`` (which keeps the head)."""
+        """This object with its JSON passed through ``trim`` (which keeps the head); a watch
+        line stays a line, cut where its object's fields were, unless only the object can be."""
         form = self._form
         if form is _LINE:
-            raw = trim.apply(_raw_event_decoder.decode(self._raw).object)
-            form = _OBJECT  # a watch object is complete as it came
+            line = trim.apply_to_line(self._raw)
+            if line is not None:
+                raw = line
+            else:
+                raw = trim.apply(_raw_event_decoder.decode(self._raw).object)
+                form = _OBJECT  # a watch object is complete as it came
         else:
             raw = trim.apply(self._raw)
         return KubeObject(

@@ -116,6 +116,15 @@ class DropFields:
                 return fast
         return self._split(raw)
 
+    def apply_to_line(self, line: bytes) -> bytes | None:
+        """A watch event line with the fields dropped from its object, or None when only the
+        slow path (``apply`` on the object) can tell."""
+        cutter = self._cutter
+        if cutter is None:
+            return None
+        fast = cutter.cut(line, line=True)
+        return None if fast is None else fast[0]
+
     def _split(self, raw: Any) -> Head:
         """The slow path of ``apply_with_head``: the object and its metadata split into their
         members (``msgspec.Raw``), the fields dropped, the rest re-encoded."""

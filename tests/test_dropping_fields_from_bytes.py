@@ -131,6 +131,9 @@ def test_dropping_from_bytes_equals_dropping_from_the_decoded_object(
     if cutter is not None and (fast := cutter.cut(raw)) is not None:  # the fast path alone
         assert msgspec.json.decode(fast[0]) == expected
         assert fast[1:] == head
+    line = drop.apply_to_line(b'{"type":"ADDED","object":' + raw + b"}")
+    if line is not None:  # None: the caller drops from the object (``apply``)
+        assert msgspec.json.decode(line) == {"type": "ADDED", "object": expected}
 
 
 POD: dict[str, Any] = {
@@ -166,8 +169,32 @@ def test_plain_json_is_cut_without_the_slow_path(drop: DropFields, obj: dict[str
     assert fast is not None
     assert msgspec.json.decode(fast[0]) == drop(obj)
     assert fast[1:] == head_of(obj)
+    line = drop.apply_to_line(msgspec.json.encode({"type": "ADDED", "object": obj}))
+    assert line is not None
+    assert msgspec.json.decode(line) == {"type": "ADDED", "object": drop(obj)}
 
 
 def test_paths_deeper_than_two_members_have_no_cut() -> None:
     assert DropFields("metadata.annotations.x")._cutter is None
     assert DropFields("spec.template.metadata")._cutter is None
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [
+        b'{"managedFields":[],"labels":null,"x":null}',
+        b'{"managedFields":[],"labels":null}',
+        b'{"a":0,"managedFields":[],"labels":null,"x":null}',
+        b'{"labels":{},"a":0,"managedFields":[]}',
+        b'{"labels":{},"managedFields":[],"a":0}',
+    ],
+)
+def test_neighbouring_members_are_cut_with_one_comma_each(meta: bytes) -> None:
+    drop = DropFields("metadata.labels", "metadata.managedFields")
+    raw = b'{"metadata":' + meta + b',"spec":{}}'
+    expected = drop(msgspec.json.decode(raw))
+    cutter = drop._cutter
+    assert cutter is not None
+    fast = cutter.cut(raw)
+    assert fast is not None
+    assert msgspec.json.decode(fast[0]) == expected
