@@ -45,7 +45,7 @@ class Cutter:
 
     def __init__(self, top: type[msgspec.Struct], leaves: list[tuple[attrgetter[Any], bytes, int]]):
         self._decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(top)
-        line = msgspec.defstruct("DropLine", [("object", top)])
+        line = msgspec.defstruct("DropLine", [("object", top)], gc=False)
         self._line_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(line)
         self._leaves = (
             leaves  # (reads the captured value from the decoded head, b'"<key>"', its length + 1)
@@ -86,12 +86,14 @@ class Cutter:
                 leaves.append((attrgetter(f"{parent}.{field}"), *_key(child)))
             if parent != "metadata":
                 # absent: no members; null or not an object: ValidationError, the slow path
-                struct = msgspec.defstruct("DropParent", fields, rename=names, frozen=True)
+                struct = msgspec.defstruct(
+                    "DropParent", fields, rename=names, frozen=True, gc=False
+                )
                 top_fields.append((parent, struct, struct()))
                 top_names[parent] = name
-        meta = msgspec.defstruct("DropMeta", meta_fields, rename=meta_names, frozen=True)
+        meta = msgspec.defstruct("DropMeta", meta_fields, rename=meta_names, frozen=True, gc=False)
         top_fields.append(("metadata", meta, meta()))
-        top = msgspec.defstruct("DropHead", top_fields, rename=top_names)
+        top = msgspec.defstruct("DropHead", top_fields, rename=top_names, gc=False)
         return cls(top, leaves)
 
     def cut(self, raw: Any, line: bool = False) -> Head | None:
