@@ -92,6 +92,10 @@ class DropFields:
     def __hash__(self) -> int:
         return hash(tuple(sorted(self.paths)))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Copied and pickled as its paths (its decoders are built from them)."""
+        return (DropFields, self.paths)
+
     def apply(self, raw: bytes) -> bytes:
         """The object's JSON without the fields (``raw`` itself, as bytes, when none is present).
 

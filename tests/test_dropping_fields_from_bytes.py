@@ -9,6 +9,8 @@ name nested elsewhere and deep paths must all give the same answer as the decode
 
 from __future__ import annotations
 
+import copy
+import pickle
 from typing import Any
 
 import msgspec
@@ -198,3 +200,11 @@ def test_neighbouring_members_are_cut_with_one_comma_each(meta: bytes) -> None:
     fast = cutter.cut(raw)
     assert fast is not None
     assert msgspec.json.decode(fast[0]) == expected
+
+
+def test_a_copy_or_pickle_cuts_the_same() -> None:
+    drop = DropFields("metadata.managedFields", "status")
+    raw = msgspec.json.encode(POD)
+    for other in (copy.deepcopy(drop), pickle.loads(pickle.dumps(drop))):
+        assert other == drop
+        assert other.apply_with_head(raw) == drop.apply_with_head(raw)
