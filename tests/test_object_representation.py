@@ -21,7 +21,9 @@ from hypothesis import strategies as st
 
 from informer import objects
 from informer.objects import KubeObject, set_decoded_cache_size
+from informer.resource import PODS
 from informer.transforms import DROP_MANAGED_FIELDS, DropFields
+from informer.transport import _decode_list
 
 text = st.text(max_size=12)
 names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-.", min_size=1, max_size=20)
@@ -242,3 +244,46 @@ def test_no_renderer_shows_an_objects_data() -> None:
             assert "ns/s" in text_ and "czNjcjN0" not in text_ and "password" not in text_
         with pytest.raises(TypeError):  # not encoded as a struct of private fields
             msgspec.json.encode(o)
+
+
+def _key_of(obj: dict[str, Any]) -> str:
+    meta = obj["metadata"]
+    return f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else meta["name"]
+
+
+def _page(objs: list[dict[str, Any]], rv: str) -> bytes:
+    return msgspec.json.encode(
+        {"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": rv}, "items": objs}
+    )
+
+
+@settings(max_examples=40)
+@given(
+    st.lists(kube_objects(), max_size=6, unique_by=_key_of),
+    st.lists(st.booleans(), min_size=6, max_size=6),
+    st.sampled_from([None, DROP_MANAGED_FIELDS]),
+)
+def test_a_relisted_page_reuses_unchanged_objects_and_decodes_changed_ones_plainly(
+    objs: list[dict[str, Any]], changed: list[bool], trim: DropFields | None
+) -> None:
+    cached = {o.key: o for o in _decode_list(_page(objs, "10"), PODS, "/p", None, trim).items}
+
+    def known(key: str, rv: str) -> KubeObject | None:
+        o = cached.get(key)
+        return o if o is not None and o.resource_version == rv else None
+
+    relisted = []
+    for obj, change in zip(objs, changed, strict=False):
+        if change:  # a new write: a new RV and new contents
+            rv = str(int(obj["metadata"]["resourceVersion"]) + 1)
+            obj = {**obj, "metadata": {**obj["metadata"], "resourceVersion": rv}, "spec": [rv]}
+        relisted.append(obj)
+    items = _decode_list(_page(relisted, "20"), PODS, "/p", known, trim).items
+    assert len(items) == len(relisted)
+    for o, obj, change in zip(items, relisted, changed, strict=False):
+        plain = with_list_head(obj, "Pod", "v1")
+        check(o, without_managed_fields(plain) if trim else plain)
+        if change:
+            assert o is not cached[o.key]
+        else:  # the cached instance itself: the page's bytes of it are dropped at once
+            assert o is cached[o.key]
