@@ -10,7 +10,7 @@ apiVersion. Everything else is decoded when read:
   small process-wide memo of the most recently decoded objects (:func:`set_decoded_cache_size`,
   default 256 objects). So reading ``obj["spec"]`` then ``obj["status"]`` decodes once, and
   reading every cached object once leaves the cache as small as before: at most that many full
-  decodes are alive at a time (``benchmarks/RESULTS.md``: 1.09x the JSON in RSS after every one
+  decodes are alive at a time (``benchmarks/RESULTS.md``: 1.08x the JSON in RSS after every one
   of 100,000 Pods was read once). Keeping each decode for the object's lifetime, as before,
   held 2.4x (ConfigMaps) to 6.5x (Pods) the JSON; a decode on every access without a memo
   would make a controller reading several fields of one object pay for each.
