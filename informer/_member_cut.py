@@ -45,7 +45,9 @@ class Cutter:
 
     def __init__(self, top: type[msgspec.Struct], leaves: list[tuple[attrgetter[Any], bytes, int]]):
         self._decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(top)
-        line = msgspec.defstruct("DropLine", [("object", top)], gc=False)
+        line = msgspec.defstruct(
+            "DropLine", [("object", top), ("type", str, "")], gc=False, kw_only=True
+        )
         self._line_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(line)
         self._leaves = (
             leaves  # (reads the captured value from the decoded head, b'"<key>"', its length + 1)
@@ -102,13 +104,23 @@ class Cutter:
 
         None also for JSON that does not decode to the expected shape (the slow path then
         raises the error, or leaves a member that is not an object alone)."""
+        cut = self._cut(raw, line)
+        return None if cut is None else cut[1]
+
+    def cut_event(self, line: bytes) -> tuple[str, Head] | None:
+        """A watch event line's type (``""`` when absent), and ``cut(line, line=True)``: the
+        decode that reads the head for the cache is the one that finds the members."""
+        return self._cut(line, True)
+
+    def _cut(self, raw: Any, line: bool) -> tuple[str, Head] | None:
         buf = bytearray(raw)
         try:
             head = (self._line_decoder if line else self._decoder).decode(buf)
         except msgspec.DecodeError:
             return None
+        type_ = ""
         if line:
-            head = head.object
+            type_, head = head.type, head.object
         spans = []
         for get, key, width in self._leaves:
             value = get(head)
@@ -148,7 +160,7 @@ class Cutter:
                 done = end
             for _, start, end in reversed(spans):
                 del buf[start:end]
-        return bytes(buf), kind, api_version, name, ns, rv
+        return type_, (bytes(buf), kind, api_version, name, ns, rv)
 
 
 def _escape_in(buf: bytearray, lo: int, hi: int, strict: bool) -> bool:

@@ -131,6 +131,7 @@ _OBJECT = _Form(0)  # the object's JSON, kind and apiVersion as they are
 _ITEM = _Form(1)  # a list item's JSON lacking kind and/or apiVersion: the full decode adds them
 _LINE = _Form(2)  # a watch event line; the object is its "object" member
 _FORMS = (_OBJECT, _ITEM, _LINE)
+_OBJECT_EVENTS = frozenset(("ADDED", "MODIFIED", "DELETED"))
 
 # The memo of full decodes: id(obj) -> (obj, dict), least recently used first. Holding obj keeps
 # its id from being reused while the entry lives.
@@ -369,6 +370,26 @@ class KubeObject(_Base, gc=False, eq=False):
         return event.type, cls._make(
             bytes(line), _LINE, head, head.kind or "", head.api_version or ""
         )
+
+    @classmethod
+    def from_trimmed_event_line(cls, line: bytes, trim: Trim) -> tuple[str, KubeObject]:
+        """``from_event_line`` then ``_trimmed(trim)``, in one decode of the line when the
+        byte-level cut applies (else in the two steps, which raise what ``from_event_line``
+        raises)."""
+        fast = trim.event_with_head(line)
+        if fast is not None:
+            type_, (data, k, a, name, ns, rv) = fast
+            if rv and type_ in _OBJECT_EVENTS:  # else the two steps classify the line
+                if ns:
+                    ns = _intern(ns)
+                    key = f"{ns}/{name}"
+                else:
+                    key = name
+                return type_, cls(
+                    data, _LINE, key, ns, rv, _intern(k) if k else "", _intern(a) if a else ""
+                )
+        type_, obj = cls.from_event_line(line)
+        return type_, obj._trimmed(trim) if type_ in _OBJECT_EVENTS else obj
 
     @classmethod
     def from_dict(cls, obj: Mapping[str, Any]) -> KubeObject:

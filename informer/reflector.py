@@ -25,8 +25,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import msgspec
-
 from informer import _checks
 from informer._log import describe_error, get_logger
 from informer.backoff import Backoff, BackoffPolicy
@@ -612,6 +610,7 @@ class Reflector:
             timeout_seconds=self._stream_timeout,
             idle_timeout=self.options.idle_timeout,
             on_open=self._watch_opened,
+            trim=self._trim(),
         )
         initial: dict[str, KubeObject] = {}
         ok = False
@@ -706,6 +705,7 @@ class Reflector:
                 timeout_seconds=timeout_seconds,
                 idle_timeout=self.options.idle_timeout,
                 on_open=self._watch_opened,
+                trim=self._trim(),
             )
         self._counters.watches += 1
         started = time.monotonic()
@@ -779,8 +779,9 @@ class Reflector:
             return None
         if obj.kind and obj.kind != self.resource.kind and not self._kind_ok(obj):
             return None
-        if self.options.transform is not None:
-            obj = self._prepare(obj)
+        transform = self.options.transform
+        if transform is not None and not isinstance(transform, DropFields):
+            obj = self._prepare(obj)  # (a DropFields cut the object as its line was decoded)
         delta = store.apply_event(event.type, obj)
         if not comparable:
             self._note_comparable(rv)
@@ -795,16 +796,11 @@ class Reflector:
         return True
 
     def _prepare(self, obj: KubeObject) -> KubeObject:
+        """``obj`` through the transform function. A ``DropFields`` has cut every object already:
+        list items as their page was decoded, watch objects as their line was."""
         transform = self.options.transform
-        if transform is None:
+        if transform is None or isinstance(transform, DropFields):
             return obj
-        if isinstance(transform, DropFields):
-            try:
-                return obj._trimmed(transform)
-            except (msgspec.DecodeError, UnicodeError) as exc:  # cannot be: decoded before
-                self._counters.errors += 1
-                self.log.error("reflector.transform_failed", key=obj.key, error=describe_error(exc))
-                return obj
         try:
             out = KubeObject.from_dict(transform(obj.to_dict()))
         except Exception as exc:

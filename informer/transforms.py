@@ -132,6 +132,15 @@ class DropFields:
         fast = cutter.cut(line, line=True)
         return None if fast is None else fast[0]
 
+    def event_with_head(self, line: bytes) -> tuple[str, Head] | None:
+        """A watch event line's type and ``apply_to_line``'s result with the object's head, read
+        in the one decode (``apply_with_head`` for lines); None when only the slow path (the
+        line decoded, then ``apply`` on its object) can tell."""
+        cutter = self._cutter
+        if cutter is None:
+            return None
+        return cutter.cut_event(line)
+
     def _split(self, raw: Any) -> Head:
         """The slow path of ``apply_with_head``: the object and its metadata split into their
         members (``msgspec.Raw``), the fields dropped, the rest re-encoded."""

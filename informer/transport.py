@@ -404,12 +404,15 @@ class Transport:
         field_selector: str | None = None,
         idle_timeout: float | None = None,
         on_open: Callable[[bool], None] | None = None,
+        trim: Trim | None = None,
     ) -> WatchStream:
         """A WATCH stream; use as ``async with transport.watch(...) as events: async for ...``.
 
         ``idle_timeout`` defaults to ``timeout_seconds`` plus ``idle_margin`` (none without
         ``timeout_seconds``): a stream silent for longer raises ``WatchIdleTimeout``.
         ``on_open(beyond_pool)`` is called when the request is sent (see ``WatchStream``).
+        ``trim``: a byte-level transform (``informer.transforms.DropFields``) applied to the
+        object of every ADDED, MODIFIED and DELETED event, in the decode of its line.
         """
         query = _query(
             watch=True,
@@ -423,7 +426,7 @@ class Transport:
         )
         if idle_timeout is None and timeout_seconds is not None:
             idle_timeout = timeout_seconds + self.idle_margin
-        return WatchStream(self, resource.path(namespace), query, idle_timeout, on_open)
+        return WatchStream(self, resource.path(namespace), query, idle_timeout, on_open, trim)
 
 
 class WatchStream:
@@ -436,9 +439,11 @@ class WatchStream:
         query: list[tuple[str, str]],
         idle_timeout: float | None,
         on_open: Callable[[bool], None] | None = None,
+        trim: Trim | None = None,
     ) -> None:
         self._transport = transport
         self._on_open = on_open
+        self.trim = trim
         self.path = path
         self.query = query
         self.idle_timeout = idle_timeout
@@ -530,6 +535,7 @@ class WatchStream:
         t = self._transport
         resp = await self._open()
         limit = t.max_line_bytes
+        trim = self.trim
         parts: list[bytes] = []
         pending = 0  # bytes in parts
         offset = 0  # stream offset of the line being assembled
@@ -539,7 +545,7 @@ class WatchStream:
                 if not chunk:
                     # A clean end after a last line without its newline: keep that line when
                     # it is a complete event (as client-go's JSON framer does).
-                    last = _decode_last_line(b"".join(parts), offset, self.path)
+                    last = _decode_last_line(b"".join(parts), offset, self.path, trim)
                     if last is not None:
                         yield [last]
                     return
@@ -570,7 +576,7 @@ class WatchStream:
                     else:
                         line = chunk[start:nl]
                     try:
-                        event = _decode_line(line, offset)
+                        event = _decode_line(line, offset, trim)
                     except BaseException:
                         if batch:
                             yield batch  # the events before the bad line are good
@@ -622,7 +628,9 @@ def _decode_list(
     )
 
 
-def _decode_last_line(line: bytes, offset: int, path: str) -> WatchEvent | None:
+def _decode_last_line(
+    line: bytes, offset: int, path: str, trim: Trim | None = None
+) -> WatchEvent | None:
     """The unterminated line a stream ended with: an event when complete, else an error."""
     if not line.strip():
         return None
@@ -632,13 +640,17 @@ def _decode_last_line(line: bytes, offset: int, path: str) -> WatchEvent | None:
         raise WatchStreamError(
             f"watch {path}: stream ended inside a line at byte {offset}"
         ) from exc
-    return _decode_line(line, offset)
+    return _decode_line(line, offset, trim)
 
 
-def _decode_line(line: bytes, offset: int) -> WatchEvent | None:
-    """One watch line, decoded once into the event type and the object the store keeps."""
+def _decode_line(line: bytes, offset: int, trim: Trim | None = None) -> WatchEvent | None:
+    """One watch line, decoded once into the event type and the object the store keeps
+    (``trim``: cut from the object's bytes in that decode)."""
     try:
-        kind, obj = KubeObject.from_event_line(line)
+        if trim is None:
+            kind, obj = KubeObject.from_event_line(line)
+        else:
+            kind, obj = KubeObject.from_trimmed_event_line(line, trim)
     except _DECODE_ERRORS as exc:
         if not line.strip():
             return None

@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from informer.transforms import DROP_MANAGED_FIELDS, DropFields
+from informer.transport import _decode_line
 
 
 class Pairs(list[tuple[str, Any]]):
@@ -171,9 +172,11 @@ def test_plain_json_is_cut_without_the_slow_path(drop: DropFields, obj: dict[str
     assert fast is not None
     assert msgspec.json.decode(fast[0]) == drop(obj)
     assert fast[1:] == head_of(obj)
-    line = drop.apply_to_line(msgspec.json.encode({"type": "ADDED", "object": obj}))
+    event = msgspec.json.encode({"type": "ADDED", "object": obj})
+    line = drop.apply_to_line(event)
     assert line is not None
     assert msgspec.json.decode(line) == {"type": "ADDED", "object": drop(obj)}
+    assert drop.event_with_head(event) == ("ADDED", (line, *head_of(obj)))  # one decode
 
 
 def test_paths_deeper_than_two_members_have_no_cut() -> None:
@@ -208,3 +211,45 @@ def test_a_copy_or_pickle_cuts_the_same() -> None:
     for other in (copy.deepcopy(drop), pickle.loads(pickle.dumps(drop))):
         assert other == drop
         assert other.apply_with_head(raw) == drop.apply_with_head(raw)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    objects(),
+    st.sampled_from(DROPS),
+    st.sampled_from(["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR", "", "OTHER"]),
+    st.data(),
+)
+def test_a_watch_line_cut_in_its_decode_equals_the_line_decoded_then_cut(
+    members: Pairs, drop: DropFields, type_: str, data: st.DataObject
+) -> None:
+    """The watch path reads an event's type and head and cuts its object in one decode; what it
+    returns (or raises) is what decoding the line and then cutting its object gives."""
+    obj = write(members, (lambda s: "plain") if data.draw(st.booleans()) else data.draw)
+    line = b'{"type":' + msgspec.json.encode(type_) + b',"object":' + obj + b"}"
+    try:
+        expected = _decode_line(line, 0)
+    except Exception as exc:
+        with pytest.raises(type(exc)):
+            _decode_line(line, 0, drop)
+        return
+    got = _decode_line(line, 0, drop)
+    if expected is None or got is None:
+        assert expected is got
+        return
+    assert got.type == expected.type
+    if expected.type == "BOOKMARK":
+        assert got == expected
+        return
+    want = expected.object._trimmed(drop)
+    assert got.object == want
+    assert (got.object.raw, got.object.key, got.object.namespace) == (
+        want.raw,
+        want.key,
+        want.namespace,
+    )
+    assert (got.object.resource_version, got.object.kind, got.object.api_version) == (
+        want.resource_version,
+        want.kind,
+        want.api_version,
+    )
