@@ -16,7 +16,7 @@ often half of an object's size and few controllers read it).
 Pass it as ``ReflectorOptions(transform=DROP_MANAGED_FIELDS)``. A ``DropFields`` is also a plain
 dict transform (callable on a dict), so it can be used wherever a transform function is expected;
 the reflector recognises it and applies it to the bytes. A transform written as a function on a
-dict still works, at the cost of a full decode and re-encode of every object (about 10x the time
+dict still works, at the cost of a full decode and re-encode of every object (8.5x-10x the time
 of a sync without a transform on 6.6 KB Pods, and 2x the memory: ``benchmarks/RESULTS.md``).
 """
 
