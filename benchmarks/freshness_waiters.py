@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import json
 import statistics
 import sys
 import time
@@ -85,16 +86,29 @@ async def one_run(case: str, n: int) -> float:
             await api.close()
 
 
+CASES = ["no waiters", "informer waits", "hand-rolled"]
+
+
+def measure(waiters: int, reps: int) -> dict[str, list[float]]:
+    """Seconds of each case, per repetition (the cases interleaved)."""
+    times: dict[str, list[float]] = {c: [] for c in CASES}
+    for _ in range(reps):
+        for case in CASES:
+            times[case].append(asyncio.run(one_run(case, waiters)))
+    return times
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--waiters", type=int, default=10_000)
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--json", action="store_true", help="print the times as one JSON line")
     args = parser.parse_args()
-    cases = ["no waiters", "informer waits", "hand-rolled"]
-    times: dict[str, list[float]] = {c: [] for c in cases}
-    for _ in range(args.reps):
-        for case in cases:
-            times[case].append(asyncio.run(one_run(case, args.waiters)))
+    times = measure(args.waiters, args.reps)
+    if args.json:
+        print(json.dumps(times))
+        return
+    cases = CASES
     floor = statistics.median(times["no waiters"])
     print(f"{args.waiters:,} writes, {args.reps} interleaved repetitions (median, min-max):")
     for case in cases:

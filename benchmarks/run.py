@@ -6,9 +6,10 @@
 
 ``--quick`` keeps every case and its repetitions (3, interleaved, where the full run has them)
 on smaller sets: 20,000 Pods and 10,000 watch events (the full run's proportion), 100,000
-ConfigMaps, 200 informers, the slow clients on 1,000 Pods. Its memory ratios carry fixed costs
-(interpreter, allocator arenas, table sizes) that the full sizes amortise: the full run is the
-reference, the quick one a check that every case runs and roughly where each ratio stands.
+ConfigMaps, 200 informers, 2,000 freshness waiters, the slow clients on 1,000 Pods. Its memory
+ratios carry fixed costs (interpreter, allocator arenas, table sizes) that the full sizes
+amortise: the full run is the reference, the quick one a check that every case runs and roughly
+where each ratio stands.
 
 How it measures (so a skeptical reader can check):
 * A replay server (``_replay.py``) in its own process serves bytes encoded before the first
@@ -21,6 +22,8 @@ How it measures (so a skeptical reader can check):
   timed until the handler has seen the last event. ``D`` is the strongest fair peer (``_clients``).
 * ``kubernetes_asyncio`` and the official client's ``SharedInformer`` run on a subsample (they
   are 20-100x slower); the subsample size is printed with them.
+* The freshness waiters run on the embedded test server (``freshness_waiters.py``, its own
+  process): each case is timed against the watch alone on the same setup, not against D.
 * ``user CPU s`` is the client process's user CPU time over the same interval as ``seconds``
   (``getrusage``; recorded for the product, D and the orjson peers): supporting figures printed
   under the goals, which stay wall-clock ratios. User time is stable between identical runs;
@@ -260,11 +263,48 @@ def main() -> None:
             1,
         )
 
+    n_waiters = 2_000 if q else 10_000
+    print(
+        f"\n== {n_waiters:,} freshness waiters (embedded server, one informer; see its docstring)"
+    )
+    waits = freshness_waiters(n_waiters, reps)
+
     report(res, json_pods, json_cms, n_pods, w_pods, n_cms, n_small, informers, args, started)
+    floor = statistics.median(waits["no waiters"])
+    print(f"\n## {n_waiters:,} freshness waiters (`benchmarks/freshness_waiters.py`)\n")
+    print("| case | seconds | vs the watch alone |\n|---|---|---|")
+    for case, t in waits.items():
+        med = statistics.median(t)
+        print(f"| {case} | {med:.3g} ({min(t):.3g}-{max(t):.3g}) | {med / floor:.2f}x |")
     if args.json:
         args.json.write_text(
             json.dumps({f"{p}|{c}": v for (p, c), v in res.runs.items()}, indent=1)
         )
+
+
+def freshness_waiters(n: int, reps: int) -> dict[str, list[float]]:
+    """``benchmarks/freshness_waiters.py`` in a fresh process: seconds per case and repetition."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(HERE / "freshness_waiters.py"),
+            "--waiters",
+            str(n),
+            "--reps",
+            str(reps),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=3600,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"freshness_waiters failed:\n{proc.stderr[-3000:]}")
+    times: dict[str, list[float]] = json.loads(proc.stdout.strip().splitlines()[-1])
+    for case, t in times.items():
+        print(f"  {case:>16} seconds={', '.join(f'{v:.3f}' for v in t)}", flush=True)
+    return times
 
 
 def child_stats(rp: Replay) -> dict[str, Any]:
