@@ -29,6 +29,7 @@ from informer.resource_version import (
     rv_sort_key,
 )
 from informer.testing import ApiServer, Fault
+from informer.transforms import DROP_MANAGED_FIELDS
 from informer.transport import ListPage, WatchEvent, _decode_last_line, _decode_line, _decode_list
 
 HUGE = 10**400  # an integer no float can hold
@@ -141,7 +142,9 @@ lines = envelopes.map(_encode) | st.binary(max_size=200) | json_values.map(_enco
 def test_watch_line_decodes_or_raises_typed(line: bytes, offset: int) -> None:
     for decode in (
         lambda: _decode_line(line, offset),
+        lambda: _decode_line(line, offset, DROP_MANAGED_FIELDS),  # the cut in the same decode
         lambda: _decode_last_line(line, offset, "/api/v1/configmaps"),
+        lambda: _decode_last_line(line, offset, "/api/v1/configmaps", DROP_MANAGED_FIELDS),
     ):
         try:
             event = decode()
