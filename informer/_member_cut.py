@@ -104,15 +104,12 @@ class Cutter:
 
         None also for JSON that does not decode to the expected shape (the slow path then
         raises the error, or leaves a member that is not an object alone)."""
-        cut = self._cut(raw, line)
+        cut = self.cut_typed(raw, line)
         return None if cut is None else cut[1]
 
-    def cut_event(self, line: bytes) -> tuple[str, Head] | None:
-        """A watch event line's type (``""`` when absent), and ``cut(line, line=True)``: the
+    def cut_typed(self, raw: Any, line: bool) -> tuple[str, Head] | None:
+        """``cut``, with a watch event line's type (``""`` when absent, or not a ``line``): the
         decode that reads the head for the cache is the one that finds the members."""
-        return self._cut(line, True)
-
-    def _cut(self, raw: Any, line: bool) -> tuple[str, Head] | None:
         buf = bytearray(raw)
         try:
             head = (self._line_decoder if line else self._decoder).decode(buf)

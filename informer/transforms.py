@@ -118,9 +118,9 @@ class DropFields:
         """
         cutter = self._cutter
         if cutter is not None:
-            fast = cutter.cut(raw)
+            fast = cutter.cut_typed(raw, False)
             if fast is not None:
-                return fast
+                return fast[1]
         return self._split(raw)
 
     def apply_to_line(self, line: bytes) -> bytes | None:
@@ -139,7 +139,7 @@ class DropFields:
         cutter = self._cutter
         if cutter is None:
             return None
-        return cutter.cut_event(line)
+        return cutter.cut_typed(line, True)
 
     def _split(self, raw: Any) -> Head:
         """The slow path of ``apply_with_head``: the object and its metadata split into their
