@@ -58,25 +58,25 @@ def child(replay: Replay, scenario: str, spec: dict[str, Any]) -> dict[str, Any]
     global _token
     _token += 1
     spec = {**spec, "base": f"{replay.base()}/{scenario}/t{_token}-{os.getpid()}"}
+    code = (
+        "import sys, json, _clients; print(json.dumps(_clients.run_child(json.loads(sys.argv[1]))))"
+    )
+    result: dict[str, Any] = run_json(
+        ["-c", code, json.dumps(spec)], f"{spec['peer']} {spec['case']}"
+    )
+    return result
+
+
+def run_json(args: list[str], what: str) -> Any:
+    """A fresh Python process (the repository and ``benchmarks/`` importable): the JSON it
+    printed on its last line."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE)])}
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys, json, _clients; "
-            "print(json.dumps(_clients.run_child(json.loads(sys.argv[1]))))",
-            json.dumps(spec),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=3600,
+        [sys.executable, *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=3600
     )
     if proc.returncode != 0:
-        raise RuntimeError(f"{spec['peer']} {spec['case']} failed:\n{proc.stderr[-3000:]}")
-    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-    return result
+        raise RuntimeError(f"{what} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 class Results:
@@ -284,24 +284,8 @@ def main() -> None:
 
 def freshness_waiters(n: int, reps: int) -> dict[str, list[float]]:
     """``benchmarks/freshness_waiters.py`` in a fresh process: seconds per case and repetition."""
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(HERE / "freshness_waiters.py"),
-            "--waiters",
-            str(n),
-            "--reps",
-            str(reps),
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=3600,
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(f"freshness_waiters failed:\n{proc.stderr[-3000:]}")
-    times: dict[str, list[float]] = json.loads(proc.stdout.strip().splitlines()[-1])
+    args = [str(HERE / "freshness_waiters.py"), "--waiters", str(n), "--reps", str(reps), "--json"]
+    times: dict[str, list[float]] = run_json(args, "freshness_waiters")
     for case, t in times.items():
         print(f"  {case:>16} seconds={', '.join(f'{v:.3f}' for v in t)}", flush=True)
     return times

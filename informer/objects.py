@@ -247,13 +247,22 @@ class KubeObject(_Base, gc=False, eq=False):
     @classmethod
     def _make(cls, raw: bytes, form: _Form, head: _Head, kind: str, api_version: str) -> KubeObject:
         m = head.metadata or _NO_META
-        ns = m.namespace
+        return cls._from_fields(
+            raw, form, m.name, m.namespace, m.resource_version, kind, api_version
+        )
+
+    @classmethod
+    def _from_fields(
+        cls, raw: bytes, form: _Form, name: str, ns: str, rv: str, kind: str, api_version: str
+    ) -> KubeObject:
+        """The object with its key built and its repeated strings interned (a first list
+        inlines the same in its loop)."""
         if ns:
             ns = _intern(ns)
-            key = f"{ns}/{m.name}"
+            key = f"{ns}/{name}"
         else:
-            key = m.name
-        return cls(raw, form, key, ns, m.resource_version, _intern(kind), _intern(api_version))
+            key = name
+        return cls(raw, form, key, ns, rv, _intern(kind), _intern(api_version))
 
     @classmethod
     def from_raw(cls, raw: bytes) -> KubeObject:
@@ -380,14 +389,7 @@ class KubeObject(_Base, gc=False, eq=False):
         if fast is not None:
             type_, (data, k, a, name, ns, rv) = fast
             if rv and type_ in _OBJECT_EVENTS:  # else the two steps classify the line
-                if ns:
-                    ns = _intern(ns)
-                    key = f"{ns}/{name}"
-                else:
-                    key = name
-                return type_, cls(
-                    data, _LINE, key, ns, rv, _intern(k) if k else "", _intern(a) if a else ""
-                )
+                return type_, cls._from_fields(data, _LINE, name, ns, rv, k or "", a or "")
         type_, obj = cls.from_event_line(line)
         return type_, obj._trimmed(trim) if type_ in _OBJECT_EVENTS else obj
 
