@@ -6,7 +6,8 @@ import pytest
 from conftest import NoApi, cm, running_informer
 
 from informer.objects import KubeObject
-from informer.reflector import Reflector, ReflectorOptions, _ServerWentBackwards
+from informer.reflector import Reflector, ReflectorOptions
+from informer.reflector._watch import _ServerWentBackwards
 from informer.resource import CONFIGMAPS
 from informer.testing import ApiServer
 from informer.transport import Transport, WatchEvent

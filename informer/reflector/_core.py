@@ -1,0 +1,161 @@
+"""The state the phases of a reflector share, and the steps that put what they read in the store.
+
+``_ReflectorCore`` declares the attributes the phases read and write (``Reflector.__init__`` sets
+them) and holds the steps the paginated list, the streaming list and the watch have in common:
+the RV comparison, reusing cached objects, filtering by kind, the transform function, replacing
+the store with a list and handing deltas to the callback, and the parameters of a watch.
+The phases are its subclasses (``_paged_list``, ``_streaming_list``, ``_watch``); ``Reflector``
+combines them. They call each other through ``self``, so a method replaced on ``Reflector`` (a
+test planting a bug) is the one every phase calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable
+
+import structlog
+
+from informer._log import describe_error
+from informer.backoff import Backoff
+from informer.errors import ApiError
+from informer.objects import KubeObject, Trim
+from informer.reflector._options import ReflectorOptions
+from informer.reflector._stats import StreamingState, _Counters
+from informer.resource import Resource
+from informer.resource_version import compare_resource_versions, is_comparable
+from informer.store import Delta, Store
+from informer.transforms import DropFields
+from informer.transport import Transport
+
+DeltaSink = Callable[[list[Delta]], None]
+
+
+def _brief(exc: Exception) -> str:
+    """A failure for a log line: an API error by code and reason (its message may quote
+    values), anything else by its message."""
+    return f"{exc.code} {exc.reason}" if isinstance(exc, ApiError) else str(exc)
+
+
+class _ReflectorCore:
+    """The state of one reflector, and the steps its phases share (see the module docstring)."""
+
+    transport: Transport
+    resource: Resource
+    store: Store
+    namespace: str | None
+    label_selector: str | None
+    field_selector: str | None
+    options: ReflectorOptions
+    on_deltas: DeltaSink | None
+    synced: asyncio.Event
+    log: structlog.stdlib.BoundLogger
+    _backoff: Backoff
+    _counters: _Counters
+    # the list strategy (see StreamingState) and its pause
+    _stream_state: StreamingState
+    _stream_failures_in_a_row: int
+    _stream_paused_until: float
+    _stream_paused_lists: int
+    # what the next list asks, and why
+    _force_consistent: bool
+    _backwards_counted: bool
+    # runs of the same outcome, for backoff and detection
+    _consecutive_too_large: int
+    _quick_ends: int
+    _older_in_a_row: int
+    _expired_in_a_row: int
+    _probe_before_watch: bool
+    _stream_timeout: int
+    _warned_not_comparable: bool
+
+    @property
+    def has_synced(self) -> bool:
+        return self.synced.is_set()
+
+    def _is_older(self, rv: str, than: str) -> bool:
+        if not than or not is_comparable(rv) or not is_comparable(than):
+            return False
+        return compare_resource_versions(rv, than) < 0
+
+    def _known(self, key: str, resource_version: str) -> KubeObject | None:
+        """The cached object at this key and RV: a relist keeps it instead of a new copy."""
+        cached = self.store.get_by_key(key)
+        if cached is not None and cached.resource_version == resource_version:
+            return cached
+        return None
+
+    def _trim(self) -> Trim | None:
+        transform = self.options.transform
+        return transform if isinstance(transform, DropFields) else None
+
+    def _apply_list(
+        self, items: list[KubeObject], rv: str, relist: bool, prepared: bool = False
+    ) -> None:
+        """Replace the store with a list's items (``prepared``: already transformed)."""
+        kind = self.resource.kind
+        objs = [o for o in items if not o.kind or o.kind == kind or self._kind_ok(o)]
+        transform = self.options.transform
+        if not prepared and transform is not None and not isinstance(transform, DropFields):
+            # a function on dicts (DropFields ran on the bytes already); cached ones are done
+            cached = self.store.get_by_key
+            objs = [o if cached(o.key) is o else self._prepare(o) for o in objs]
+        deltas = self.store.replace(objs, rv, is_initial=not self.has_synced)
+        if relist:
+            self._counters.relists += 1
+        self._note_comparable(rv)
+        self.log.info(
+            "reflector.relist" if relist else "reflector.synced", rv=rv, objects=len(objs)
+        )
+        self._emit(deltas)
+        self._older_in_a_row = 0
+        self.synced.set()
+
+    def _watch_timeout(self) -> int:
+        low, high = self.options.watch_timeout
+        return random.randint(low, high)
+
+    def _watch_opened(self, beyond_pool: bool) -> None:
+        if beyond_pool:  # the ApiClient's pool could not spare a connection (logged)
+            self._counters.watches_beyond_pool += 1
+
+    def _kind_ok(self, obj: KubeObject) -> bool:
+        if obj.kind and obj.kind != self.resource.kind:
+            self._counters.wrong_kind_ignored += 1
+            self.log.warning("reflector.wrong_kind", kind=obj.kind, key=obj.key)
+            return False
+        return True
+
+    def _prepare(self, obj: KubeObject) -> KubeObject:
+        """``obj`` through the transform function. A ``DropFields`` has cut every object already:
+        list items as their page was decoded, watch objects as their line was."""
+        transform = self.options.transform
+        if transform is None or isinstance(transform, DropFields):
+            return obj
+        try:
+            out = KubeObject.from_dict(transform(obj.to_dict()))
+        except Exception as exc:
+            self._counters.errors += 1
+            # no traceback: its locals hold the object as a dict (a Secret's data, in a log)
+            self.log.error("reflector.transform_failed", key=obj.key, error=describe_error(exc))
+            return obj
+        if (obj.key, obj.uid, obj.resource_version) != (out.key, out.uid, out.resource_version):
+            self._counters.errors += 1
+            self.log.error("reflector.transform_changed_identity", key=obj.key)
+            return obj
+        return out
+
+    def _note_comparable(self, rv: str) -> None:
+        if not self._warned_not_comparable and not is_comparable(rv):
+            self._warned_not_comparable = True
+            self.log.warning("reflector.rv_not_comparable", rv=rv)
+
+    def _emit(self, deltas: list[Delta]) -> None:
+        if not deltas or self.on_deltas is None:
+            return
+        try:
+            self.on_deltas(deltas)
+        except Exception:
+            self._counters.errors += 1
+            self.log.exception("reflector.delta_sink_failed")

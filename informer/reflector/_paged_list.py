@@ -1,0 +1,124 @@
+"""The paginated list sync: LIST by pages, verified not older than the cache, into the store.
+
+- first sync: a consistent paginated list (or "any"); every relist asks
+  ``resourceVersion=<last>&resourceVersionMatch=NotOlderThan`` and verifies the answer is not older
+  (a stale answer, a lagging replica, is asked again, then replaced by a consistent read);
+- 410 on a continuation restarts the list at the first page's RV, then falls back to a
+  consistent read; 410 on a first NotOlderThan page (an old server applying Exact) falls back to
+  a consistent read;
+- a page that failed transiently (429, 5xx, a cut connection) is requested again, a few times;
+- a consistent read older than the cache is the truth: the server's RVs went backwards.
+"""
+
+from __future__ import annotations
+
+from informer.errors import ResourceExpired, TooLargeResourceVersion, TooManyRequests
+from informer.pager import ContinueExpired, list_all
+from informer.reflector._core import _brief, _ReflectorCore
+
+
+class _PagedList(_ReflectorCore):
+    """The reflector's paginated list (``Reflector`` combines it with the other phases)."""
+
+    def _list_request(
+        self, restart_rv: str | None, consistent: bool
+    ) -> tuple[str | None, str | None]:
+        if consistent:
+            return None, None
+        if restart_rv is not None:
+            return restart_rv, "NotOlderThan"
+        last = self.store.resource_version
+        if last:
+            return last, "NotOlderThan"
+        if self.options.initial_list == "any":
+            return "0", None
+        return None, None
+
+    async def _list_sync(self) -> None:
+        consistent = self._force_consistent
+        restart_rv: str | None = None
+        limit: int | None = self.options.page_size
+        stale = too_large = 0
+        relist = self.has_synced
+        while True:
+            rv, rvm = self._list_request(restart_rv, consistent)
+            try:
+                result = await list_all(
+                    self.transport,
+                    self.resource,
+                    namespace=self.namespace,
+                    label_selector=self.label_selector,
+                    field_selector=self.field_selector,
+                    resource_version=rv,
+                    resource_version_match=rvm,
+                    limit=limit,
+                    known=self._known if len(self.store) else None,
+                    trim=self._trim(),
+                    retry_page=self._retry_page,
+                )
+            except ContinueExpired as exc:
+                self._counters.expired += 1
+                self.log.info("reflector.continue_expired", list_rv=exc.list_rv)
+                if restart_rv is None and not consistent:
+                    restart_rv = exc.list_rv
+                elif not consistent:
+                    consistent = True
+                else:
+                    limit = None  # one unpaginated consistent list: cannot expire
+                continue
+            except ResourceExpired:
+                if consistent:
+                    raise  # counted (once) by run()
+                self._counters.expired += 1
+                # an old server applied Exact to NotOlderThan + limit (KEP-2523): consistent read
+                self.log.info("reflector.list_expired", rv=rv, match=rvm)
+                consistent = True
+                continue
+            except TooLargeResourceVersion as exc:
+                self._counters.too_large += 1
+                too_large += 1
+                if too_large >= self.options.too_large_retries:
+                    consistent = True
+                delay = await self._backoff.sleep(exc.retry_after)
+                self.log.info("reflector.list_too_large", rv=rv, delay=round(delay, 3))
+                continue
+            self._counters.list_pages += result.pages
+            last = self.store.resource_version
+            if self._is_older(result.resource_version, last):
+                if not consistent:
+                    self._counters.stale_lists += 1
+                    stale += 1
+                    self.log.warning(
+                        "reflector.stale_list", list_rv=result.resource_version, cache_rv=last
+                    )
+                    if stale >= self.options.stale_list_retries:
+                        consistent = True
+                    else:
+                        await self._backoff.sleep()
+                    continue
+                # a consistent read is the truth: the server's RVs went backwards (etcd restore)
+                if not self._backwards_counted:
+                    self._counters.backwards += 1
+                self.log.warning(
+                    "reflector.server_went_backwards",
+                    list_rv=result.resource_version,
+                    cache_rv=last,
+                )
+            self._counters.lists += 1
+            self._apply_list(result.items, result.resource_version, relist)
+            self._force_consistent = False
+            self._backwards_counted = False
+            return
+
+    async def _retry_page(self, exc: Exception, failures: int) -> bool:
+        """A page failed transiently (429, 5xx, cut connection): wait (at least the server's
+        Retry-After) and request the same page again, up to ``page_retries`` times a page; then
+        the error goes to the loop's usual handling (back off, list again from the first page)."""
+        if failures > self.options.page_retries:
+            return False
+        self._counters.page_retries += 1
+        retry_after = exc.retry_after if isinstance(exc, TooManyRequests) else None
+        delay = await self._backoff.sleep(retry_after)
+        error = _brief(exc)
+        self.log.info("reflector.page_retry", error=error, failures=failures, delay=round(delay, 3))
+        return True

@@ -1,0 +1,241 @@
+"""The reflector: keeps a ``Store`` in step with the server by LIST and WATCH.
+
+``Reflector`` is the public class: its constructor, statistics and the loop that runs the phases
+(list, then watch; relist or re-watch after each failure, with backoff). The phases themselves
+are its bases: ``_PagedList`` and ``_StreamingList`` (the two ways to list), ``_Watching``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+
+from informer import _checks
+from informer._log import get_logger
+from informer.backoff import Backoff
+from informer.errors import (
+    ApiError,
+    ConfigurationError,
+    MalformedResponse,
+    MalformedWatchLine,
+    ResourceExpired,
+    TooLargeResourceVersion,
+    TooManyRequests,
+    TransportError,
+    WatchStreamError,
+)
+from informer.pager import ListResult, list_exact
+from informer.reflector._core import DeltaSink
+from informer.reflector._options import ReflectorOptions
+from informer.reflector._paged_list import _PagedList
+from informer.reflector._stats import _SUPPORTED, ReflectorStats, StreamingState, _Counters
+from informer.reflector._streaming_list import _StaleStream, _StreamingList, _StreamUnsupported
+from informer.reflector._watch import _ServerWentBackwards, _Watching
+from informer.resource import Resource
+from informer.store import Store
+from informer.transport import Transport, WatchStream
+
+
+class _Phase(enum.Enum):
+    LIST = "list"
+    WATCH = "watch"
+
+
+class Reflector(_Watching, _StreamingList, _PagedList):
+    """Lists and watches one resource (in one namespace, with selectors) into a ``Store``."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        resource: Resource,
+        store: Store | None = None,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        options: ReflectorOptions | None = None,
+        on_deltas: DeltaSink | None = None,
+    ) -> None:
+        if not isinstance(resource, Resource):
+            raise ConfigurationError(f"resource must be a Resource: {resource!r}")
+        if options is not None and not isinstance(options, ReflectorOptions):
+            raise ConfigurationError(f"options must be ReflectorOptions: {options!r}")
+        resource.check_namespace(namespace)
+        _checks.str_or_none("Reflector", "label_selector", label_selector)
+        _checks.str_or_none("Reflector", "field_selector", field_selector)
+        self.transport = transport
+        self.resource = resource
+        self.store = store if store is not None else Store()
+        self.namespace = namespace
+        self.label_selector = label_selector
+        self.field_selector = field_selector
+        self.options = options or ReflectorOptions()
+        self.on_deltas = on_deltas
+        self.synced = asyncio.Event()
+        self._backoff = Backoff(self.options.backoff)
+        self._counters = _Counters()
+        self._stream_state = (
+            StreamingState.OFF if self.options.list_strategy == "list" else StreamingState.UNTRIED
+        )
+        self._stream_failures_in_a_row = 0
+        self._stream_paused_until = 0.0
+        self._stream_paused_lists = 0
+        self._force_consistent = False
+        self._backwards_counted = False  # the restore behind the pending consistent list
+        self._consecutive_too_large = 0
+        self._quick_ends = 0
+        self._older_in_a_row = 0
+        self._expired_in_a_row = 0
+        self._probe_before_watch = False
+        self._stream_timeout = 0
+        self._warned_not_comparable = False
+        self.log = get_logger("informer.reflector").bind(
+            resource=resource.group_resource,
+            namespace=namespace or "",
+            selector=label_selector or "",
+        )
+
+    # -- public ----------------------------------------------------------------------------
+    @property
+    def last_resource_version(self) -> str:
+        """The last RV seen (from a list, an event or a bookmark); "" before the first list."""
+        return self.store.resource_version
+
+    def statistics(self) -> ReflectorStats:
+        c = self._counters
+        s = self.store.stats
+        return ReflectorStats(
+            lists=c.lists,
+            list_pages=c.list_pages,
+            page_retries=c.page_retries,
+            relists=c.relists,
+            stream_lists=c.stream_lists,
+            watches=c.watches,
+            watches_beyond_pool=c.watches_beyond_pool,
+            expired=c.expired,
+            too_large=c.too_large,
+            stale_lists=c.stale_lists,
+            stale_events_dropped=s.stale_dropped,
+            duplicate_events_dropped=s.duplicates_dropped,
+            bookmarks=c.bookmarks,
+            events_applied=s.events_applied,
+            wrong_kind_ignored=c.wrong_kind_ignored,
+            errors=c.errors,
+            backwards=c.backwards,
+            cache_resource_version=self.store.resource_version,
+            comparable=self.store.comparable,
+            synced=self.has_synced,
+            streaming_supported=_SUPPORTED.get(self._stream_state),
+            streaming=self._stream_state,
+            stream_failures=c.stream_failures,
+            idle_rewatches=c.idle_rewatches,
+        )
+
+    async def list_exact(self, resource_version: str) -> ListResult:
+        """A snapshot at exactly ``resource_version``, verified (see ``pager.list_exact``)."""
+        return await list_exact(
+            self.transport,
+            self.resource,
+            resource_version,
+            namespace=self.namespace,
+            label_selector=self.label_selector,
+            field_selector=self.field_selector,
+            limit=self.options.page_size,
+        )
+
+    async def run(self) -> None:
+        """List, then watch, forever; returns only by cancellation."""
+        phase = _Phase.LIST
+        while True:
+            try:
+                if phase is _Phase.LIST:
+                    stream = await self._sync()
+                    phase = _Phase.WATCH
+                    await self._watch(stream)
+                else:
+                    await self._watch(None)
+            except asyncio.CancelledError:
+                raise
+            except ResourceExpired as exc:
+                self._counters.expired += 1
+                self._expired_in_a_row += 1
+                self.log.info(
+                    "reflector.watch_expired",
+                    phase=phase.value,
+                    message=exc.message,
+                    times=self._expired_in_a_row,
+                )
+                phase = _Phase.LIST
+                if self._expired_in_a_row > 1:  # 410 again with no progress since: back off
+                    await self._backoff.sleep()
+            except TooManyRequests as exc:
+                delay = await self._backoff.sleep(exc.retry_after)
+                self.log.info("reflector.throttled", phase=phase.value, delay=round(delay, 3))
+            except TooLargeResourceVersion as exc:
+                self._counters.too_large += 1
+                self._consecutive_too_large += 1
+                if self._consecutive_too_large > self.options.too_large_retries:
+                    self._consecutive_too_large = 0
+                    self._force_consistent = True
+                    phase = _Phase.LIST
+                delay = await self._backoff.sleep(exc.retry_after)
+                self.log.info("reflector.watch_too_large", delay=round(delay, 3))
+            except _ServerWentBackwards:
+                self._counters.backwards += 1
+                self._backwards_counted = True  # the consistent relist it causes is this one
+                self.log.warning(
+                    "reflector.server_went_backwards", cache_rv=self.store.resource_version
+                )
+                self._force_consistent = True
+                phase = _Phase.LIST
+            except (TransportError, WatchStreamError, MalformedResponse) as exc:
+                self._counters.errors += 1
+                delay = await self._backoff.sleep()
+                if isinstance(exc, MalformedWatchLine):  # its message quotes the line: data
+                    error = f"malformed watch line at byte {exc.offset}: {exc.why}"
+                else:
+                    error = str(exc)
+                self.log.info(
+                    "reflector.connection_error",
+                    phase=phase.value,
+                    error=error,
+                    delay=round(delay, 3),
+                )
+            except ApiError as exc:
+                self._counters.errors += 1
+                delay = await self._backoff.sleep()
+                self.log.warning(
+                    "reflector.api_error", phase=phase.value, error=str(exc), delay=round(delay, 3)
+                )
+                phase = _Phase.LIST
+            except Exception:
+                self._counters.errors += 1
+                self.log.exception("reflector.unexpected_error", phase=phase.value)
+                await self._backoff.sleep()
+                phase = _Phase.LIST
+
+    # -- list phase ------------------------------------------------------------------------
+    async def _sync(self) -> WatchStream | None:
+        if self._should_stream():
+            try:
+                stream = await self._stream_sync()
+            except _StaleStream as exc:
+                self.log.warning("reflector.stale_list", streamed=True, why=str(exc))
+                self._force_consistent = True
+            except _StreamUnsupported as exc:
+                if self.options.list_strategy == "stream":
+                    raise ApiError(0, "StreamingListUnsupported", str(exc)) from exc
+                self._stream_state = StreamingState.UNSUPPORTED
+                self.log.info("reflector.streaming_list_unsupported", why=str(exc))
+            except (ApiError, TransportError, WatchStreamError, MalformedResponse) as exc:
+                if not isinstance(exc, TooManyRequests):  # throttled: not the stream's fault
+                    self._stream_failed(exc)
+                raise  # the loop backs off; the next sync streams again (or pages, if paused)
+            else:
+                self._stream_state = StreamingState.SUPPORTED
+                self._stream_failures_in_a_row = 0
+                return stream
+        elif self._stream_state is StreamingState.PAUSED:
+            self._stream_paused_lists += 1
+        await self._list_sync()
+        return None
