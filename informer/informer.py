@@ -1,27 +1,20 @@
 """Informers: a reflector, its store, and event handlers that never block it.
 
-Each handler has its own pending queue and task. The queue holds at most one entry per object key:
-when a handler falls behind, successive changes of one object are coalesced (added+updated ->
-added, updated+updated -> updated from the first old to the last new, added+deleted -> nothing,
-updated+deleted -> deleted), so its memory is bounded by the number of objects and it always ends
-at the cache's state, as a level-triggered controller wants. A delete followed by a re-create is
-kept as two deliveries. A handler that raises is logged and counted; the next change still comes.
-A delivery interrupted by ``stop`` stays queued and is made again when the informer is restarted.
+Each handler has its own pending queue and task (``informer._handler``): a slow handler delays
+only itself, and its successive changes of one object are coalesced meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
 import enum
-import inspect
-import time
-from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable, Hashable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from types import TracebackType
 from typing import Any, Self
 
 from informer import _checks
+from informer._handler import DeliveryLatency, Handler, HandlerStats
 from informer._log import get_logger
 from informer.objects import KubeObject
 from informer.reflector import Reflector, ReflectorOptions, ReflectorStats
@@ -29,205 +22,20 @@ from informer.resource import Resource
 from informer.store import Delta, Store, Tombstone
 from informer.transport import Transport
 
-__all__ = ["Handler", "HandlerStats", "Informer", "InformerState", "SharedInformerFactory"]
+__all__ = [
+    "DeliveryLatency",
+    "Handler",
+    "HandlerStats",
+    "Informer",
+    "InformerState",
+    "SharedInformerFactory",
+]
 
 _log = get_logger("informer.informer")
 
 AddHandler = Callable[[KubeObject, bool], Awaitable[None] | None]
 UpdateHandler = Callable[[KubeObject, KubeObject], Awaitable[None] | None]
 DeleteHandler = Callable[[KubeObject | Tombstone], Awaitable[None] | None]
-
-
-@dataclass(frozen=True, slots=True)
-class DeliveryLatency:
-    """Seconds from a change being queued for a handler to the handler's call, over the last
-    ``count`` deliveries (at most 1024)."""
-
-    count: int = 0
-    p50: float = 0.0
-    p99: float = 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class HandlerStats:
-    """Counters of one handler, and its recent delivery latency."""
-
-    delivered: int
-    coalesced: int
-    errors: int
-    pending: int
-    latency: DeliveryLatency = DeliveryLatency()
-
-
-async def _cancel(task: asyncio.Task[None] | None) -> None:
-    """Cancel ``task`` and wait for it; raises only if the caller itself is cancelled again."""
-    if task is not None:
-        task.cancel()
-        await asyncio.wait([task])
-
-
-def _merge(first: Delta, then: Delta) -> list[Delta]:
-    """What a handler must still see when ``first`` is pending and ``then`` arrives.
-
-    A merged delta is ``from_list`` only when both were: a live change in it keeps it live.
-    """
-    from_list = first.from_list and then.from_list
-    if first.type == "added":
-        if then.type == "updated":
-            return [Delta("added", then.obj, None, first.is_initial, from_list)]
-        if then.type == "deleted":
-            return []
-    elif first.type == "updated":
-        if then.type == "updated":
-            return [Delta("updated", then.obj, first.old, from_list=from_list)]
-        if then.type == "deleted":
-            return [Delta("deleted", then.obj, first.old, from_list=from_list)]
-    return [first, then]
-
-
-_LATENCY_SAMPLE = 64
-"""Of the keys a batch queues, the first and every 64th get their queueing time recorded (the
-latency statistics are percentiles: a sample serves, and a relist's 100,000 keys cost less)."""
-
-
-class Handler:
-    """One registered handler: its pending changes and the task that delivers them.
-
-    The pending changes are one entry per key (a ``Delta``, or a list when two changes of a key
-    cannot be merged) and the keys in the order they were queued. A key whose entry was
-    delivered or merged away may still be in that order: it is skipped when reached.
-    """
-
-    def __init__(
-        self,
-        deliver: Callable[[Delta], Awaitable[None] | None],
-        name: str,
-        log: Any = None,
-        on_stop: Callable[[], None] | None = None,
-    ) -> None:
-        self._deliver = deliver
-        self._on_stop = on_stop
-        self.name = name
-        self._log = (log or _log).bind(handler=name)
-        self._pending: dict[str, Delta | list[Delta]] = {}
-        self._order: deque[str] = deque()
-        self._wakeup = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-        self._delivered = 0
-        self._coalesced = 0
-        self._errors = 0
-        self._idle = asyncio.Event()
-        self._idle.set()
-        self._queued_at: dict[str, float] = {}  # sampled keys -> when they became pending
-        self._latencies: deque[float] = deque(maxlen=1024)
-
-    def statistics(self) -> HandlerStats:
-        pending = sum(len(v) if isinstance(v, list) else 1 for v in self._pending.values())
-        ordered = sorted(self._latencies)
-        latency = DeliveryLatency()
-        if ordered:
-            n = len(ordered)
-            latency = DeliveryLatency(n, ordered[n // 2], ordered[min(n - 1, int(0.99 * n))])
-        return HandlerStats(self._delivered, self._coalesced, self._errors, pending, latency)
-
-    def push(self, delta: Delta) -> None:
-        self.push_all((delta,))
-
-    def push_all(self, deltas: list[Delta] | tuple[Delta, ...]) -> None:
-        """Queue changes in order (one wake-up for all: a list's deltas come at once)."""
-        pending = self._pending
-        get = pending.get
-        queue = self._order.append
-        fresh = 0
-        for delta in deltas:
-            key = delta.obj.key
-            queued = get(key)
-            if queued is None:
-                pending[key] = delta
-                queue(key)
-                if not fresh % _LATENCY_SAMPLE:
-                    self._queued_at[key] = time.monotonic()
-                fresh += 1
-            else:
-                self._coalesce(key, queued, delta)
-        self._idle.clear()
-        self._wakeup.set()
-
-    def _coalesce(self, key: str, queued: Delta | list[Delta], delta: Delta) -> None:
-        """Merge ``delta`` into the key's pending entry."""
-        entry = queued if isinstance(queued, list) else [queued]
-        merged = _merge(entry[-1], delta)
-        self._coalesced += 2 - len(merged)
-        entry[-1:] = merged
-        if not entry:
-            del self._pending[key]
-            self._queued_at.pop(key, None)
-        else:
-            self._pending[key] = entry[0] if len(entry) == 1 else entry
-
-    def _requeue(self, key: str, deltas: list[Delta]) -> None:
-        """Put back, first in line, what a stop interrupted (merged with what came since)."""
-        merged = list(deltas)
-        came = self._pending.pop(key, ())
-        for delta in came if isinstance(came, list | tuple) else (came,):
-            merged[-1:] = _merge(merged[-1], delta) if merged else [delta]
-        if merged:
-            self._pending[key] = merged
-            self._order.appendleft(key)
-            self._queued_at.setdefault(key, time.monotonic())
-            self._idle.clear()
-
-    def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._run(), name=f"informer-handler-{self.name}")
-
-    async def stop(self) -> None:
-        task, self._task = self._task, None
-        await _cancel(task)
-        if task is not None and self._on_stop is not None:
-            self._on_stop()
-
-    async def wait_idle(self) -> None:
-        """Until every pending change was delivered."""
-        await self._idle.wait()
-
-    async def _run(self) -> None:
-        pending = self._pending
-        order = self._order
-        queued_at = self._queued_at
-        while True:
-            if not order:
-                if not pending:
-                    # a dict keeps its largest table (a relist's every key): start afresh
-                    self._pending = pending = {}
-                self._idle.set()
-                self._wakeup.clear()
-                await self._wakeup.wait()
-                continue
-            key = order.popleft()
-            entry = pending.pop(key, None)
-            if entry is None:
-                continue  # delivered or merged away since it was queued
-            if queued_at:
-                since = queued_at.pop(key, None)
-                if since is not None:
-                    self._latencies.append(time.monotonic() - since)
-            deltas = entry if isinstance(entry, list) else [entry]
-            for i, delta in enumerate(deltas):
-                try:
-                    result = self._deliver(delta)
-                    if result is not None and inspect.isawaitable(result):
-                        await result
-                except asyncio.CancelledError:
-                    if (task := asyncio.current_task()) is not None and task.cancelling():
-                        self._requeue(key, deltas[i:])  # a restart delivers them (again)
-                        raise
-                    self._errors += 1  # raised by the handler's own code: not a stop
-                    self._log.error("informer.handler_cancelled", type=delta.type)
-                except Exception:
-                    self._errors += 1
-                    self._log.exception("informer.handler_failed", type=delta.type)
-                self._delivered += 1
 
 
 class InformerState(enum.Enum):
@@ -425,14 +233,17 @@ class Informer:
         for arg, fn in (("on_add", on_add), ("on_update", on_update), ("on_delete", on_delete)):
             _checks.callable_or_none("add_handler", arg, fn)
 
+        # called once per change and handler: no checks beyond the type (an added or updated
+        # Delta holds a KubeObject, an updated one its old object too: Store makes them so)
         def deliver(delta: Delta) -> Awaitable[None] | None:
-            if delta.type == "added" and on_add is not None:
-                assert isinstance(delta.obj, KubeObject)
-                return on_add(delta.obj, delta.is_initial)
-            if delta.type == "updated" and on_update is not None:
-                assert isinstance(delta.obj, KubeObject) and delta.old is not None
-                return on_update(delta.old, delta.obj)
-            if delta.type == "deleted" and on_delete is not None:
+            kind = delta.type
+            if kind == "added":
+                if on_add is not None:
+                    return on_add(delta.obj, delta.is_initial)  # type: ignore[arg-type]
+            elif kind == "updated":
+                if on_update is not None:
+                    return on_update(delta.old, delta.obj)  # type: ignore[arg-type]
+            elif on_delete is not None:
                 return on_delete(delta.obj)
             return None
 
@@ -496,8 +307,13 @@ class Informer:
             await self.remove_handler(handler)
 
     def _dispatch(self, deltas: list[Delta]) -> None:
-        for handler in self._handlers:
-            handler.push_all(deltas)
+        # the reflector hands over one list's changes (all from_list) or one read's watch events
+        if deltas[0].from_list:
+            for handler in self._handlers:
+                handler.push_list(deltas)
+        else:
+            for handler in self._handlers:
+                handler.push_all(deltas)
 
 
 class SharedInformerFactory:

@@ -6,12 +6,15 @@ from __future__ import annotations
 import gc
 import tracemalloc
 
+import pytest
+
 from informer.informer import Handler
 from informer.objects import KubeObject
 from informer.store import Delta
 
 
-async def test_a_handler_holds_no_memory_for_the_changes_it_delivered() -> None:
+@pytest.mark.parametrize("push", ["push_all", "push_list"])
+async def test_a_handler_holds_no_memory_for_the_changes_it_delivered(push: str) -> None:
     objs = [
         KubeObject.from_raw(b'{"metadata":{"name":"c%d","resourceVersion":"%d"}}' % (i, i + 1))
         for i in range(20_000)
@@ -24,7 +27,7 @@ async def test_a_handler_holds_no_memory_for_the_changes_it_delivered() -> None:
         tracemalloc.start()
         before = tracemalloc.get_traced_memory()[0]
         deltas = [Delta("added", o, None, True, from_list=True) for o in objs]
-        handler.push_all(deltas)
+        getattr(handler, push)(deltas)
         del deltas
         await handler.wait_idle()
         gc.collect()

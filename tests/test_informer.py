@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 from kubernetes_asyncio import client as k8s
 
+from informer._handler import _merge
 from informer._log import capture_logs
-from informer.informer import Informer, _merge
+from informer.informer import Informer
 from informer.objects import KubeObject
 from informer.resource import CONFIGMAPS, SECRETS, Resource
 from informer.store import Delta, Tombstone
