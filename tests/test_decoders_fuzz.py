@@ -30,7 +30,8 @@ from informer.resource_version import (
 )
 from informer.testing import ApiServer, Fault
 from informer.transforms import DROP_MANAGED_FIELDS
-from informer.transport import ListPage, WatchEvent, _decode_last_line, _decode_line, _decode_list
+from informer.transport import ListPage, WatchEvent
+from informer.transport._decode import _decode_last_line, _decode_line, _decode_list
 
 HUGE = 10**400  # an integer no float can hold
 DEEP = b"[" * 100_000 + b"]" * 100_000  # deeper than msgspec's recursion limit

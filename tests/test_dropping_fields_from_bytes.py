@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from informer.transforms import DROP_MANAGED_FIELDS, DropFields
-from informer.transport import _decode_line
+from informer.transport._decode import _decode_line
 
 
 class Pairs(list[tuple[str, Any]]):

@@ -18,7 +18,7 @@ from informer.connect import connect
 from informer.informer import SharedInformerFactory
 from informer.resource import CONFIGMAPS
 from informer.testing import ApiServer
-from informer.transport import _pool_of
+from informer.transport._pool import _pool_of
 
 
 async def test_150_informers_on_one_default_client_all_see_changes() -> None:

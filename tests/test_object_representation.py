@@ -23,7 +23,7 @@ from informer import objects
 from informer.objects import KubeObject, set_decoded_cache_size
 from informer.resource import PODS
 from informer.transforms import DROP_MANAGED_FIELDS, DropFields
-from informer.transport import _decode_list
+from informer.transport._decode import _decode_list
 
 text = st.text(max_size=12)
 names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-.", min_size=1, max_size=20)

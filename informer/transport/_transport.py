@@ -1,0 +1,215 @@
+"""``Transport``: raw LIST and WATCH requests for any resource, through a ``kubernetes_asyncio``
+``ApiClient``, with no state.
+
+It builds each request's query, sends it through the ApiClient's aiohttp session with a
+streaming body, and turns an HTTP error into the typed error of ``informer.errors``. A LIST
+body is decoded by ``_decode``; a WATCH is a ``WatchStream``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import aiohttp
+import msgspec
+
+from informer import _checks
+from informer.errors import (
+    ConfigurationError,
+    MalformedResponse,
+    TransportError,
+    status_error,
+)
+from informer.objects import Known, Trim
+from informer.resource import Resource
+from informer.transport._decode import _DECODE_ERRORS, ListPage, _decode_list
+from informer.transport._pool import _pool_of
+from informer.transport._watch_stream import WatchStream
+
+__all__ = ["DEFAULT_MAX_LINE_BYTES", "Transport"]
+
+DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024
+_ERROR_BODY_LIMIT = 64 * 1024
+
+
+def _query(**params: str | int | bool | None) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for key, value in params.items():
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            out.append((key, "true" if value else "false"))
+        else:
+            out.append((key, str(value)))
+    return out
+
+
+class Transport:
+    """Raw list/watch calls through a ``kubernetes_asyncio`` ``ApiClient``.
+
+    ``max_line_bytes`` bounds one watch line (memory); ``idle_margin`` is added to a watch's
+    ``timeoutSeconds`` to get its default client-side idle timeout.
+    """
+
+    def __init__(
+        self,
+        api_client: Any,
+        *,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        idle_margin: float = 30.0,
+        request_timeout: float = 60.0,
+        connect_timeout: float = 30.0,
+    ) -> None:
+        if not callable(getattr(api_client, "call_api", None)):
+            raise ConfigurationError(
+                f"a kubernetes_asyncio ApiClient is needed (see informer.connect): {api_client!r}"
+            )
+        _checks.integer("Transport", "max_line_bytes", max_line_bytes, minimum=1)
+        _checks.non_negative("Transport", "idle_margin", idle_margin)
+        _checks.positive("Transport", "request_timeout", request_timeout)
+        _checks.positive("Transport", "connect_timeout", connect_timeout)
+        self.api_client = api_client
+        self._pool = _pool_of(api_client)
+        self.max_line_bytes = max_line_bytes
+        self.idle_margin = idle_margin
+        self.request_timeout = request_timeout
+        self.connect_timeout = connect_timeout
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        query: list[tuple[str, str]],
+        timeout: aiohttp.ClientTimeout,
+        client: Any = None,
+    ) -> aiohttp.ClientResponse:
+        try:
+            resp: aiohttp.ClientResponse = await (client or self.api_client).call_api(
+                path,
+                method,
+                query_params=query,
+                header_params={"Accept": "application/json"},
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _request_timeout=timeout,
+            )
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+        return resp
+
+    async def _raise_for_status(self, resp: aiohttp.ClientResponse) -> None:
+        if 200 <= resp.status < 300:
+            return
+        buf = bytearray()
+        try:
+            async with asyncio.timeout(self.request_timeout):
+                while len(buf) < _ERROR_BODY_LIMIT:
+                    chunk = await resp.content.read(_ERROR_BODY_LIMIT - len(buf))
+                    if not chunk:
+                        break
+                    buf += chunk
+        except (aiohttp.ClientError, OSError, TimeoutError):
+            pass  # classify by what arrived
+        finally:
+            resp.close()
+        body = bytes(buf)
+        raise status_error(resp.status, body, retry_after_header=resp.headers.get("Retry-After"))
+
+    async def get_json(self, path: str) -> Any:
+        """GET a JSON document that is not a resource list (discovery: ``/api``, ``/apis/G/V``).
+
+        HTTP errors raise the typed errors of ``informer.errors``; a body that is not JSON raises
+        ``MalformedResponse``.
+        """
+        timeout = aiohttp.ClientTimeout(total=self.request_timeout, connect=self.connect_timeout)
+        resp = await self._send("GET", path, [], timeout)
+        await self._raise_for_status(resp)
+        try:
+            body = await resp.read()
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            raise TransportError(f"GET {path}: reading the body: {exc}") from exc
+        finally:
+            resp.release()
+        try:
+            return msgspec.json.decode(body)
+        except _DECODE_ERRORS as exc:
+            raise MalformedResponse(f"GET {path}: body is not JSON: {exc}") from exc
+
+    async def list_page(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        known: Known | None = None,
+        trim: Trim | None = None,
+    ) -> ListPage:
+        """One LIST request; parameters are sent exactly as given (None = absent).
+
+        ``known`` and ``trim``: see ``KubeObject.from_list_item`` (reuse of cached objects,
+        byte-level transform), applied to each item as the page is decoded.
+        """
+        query = _query(
+            labelSelector=label_selector,
+            fieldSelector=field_selector,
+            resourceVersion=resource_version,
+            resourceVersionMatch=resource_version_match,
+            limit=limit,
+            **{"continue": continue_},
+        )
+        path = resource.path(namespace)
+        timeout = aiohttp.ClientTimeout(total=self.request_timeout, connect=self.connect_timeout)
+        resp = await self._send("GET", path, query, timeout)
+        await self._raise_for_status(resp)
+        try:
+            body = await resp.read()
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            raise TransportError(f"GET {path}: reading the list: {exc}") from exc
+        finally:
+            resp.release()
+        return _decode_list(body, resource, path, known, trim)
+
+    def watch(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+        allow_watch_bookmarks: bool = True,
+        send_initial_events: bool | None = None,
+        timeout_seconds: int | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        idle_timeout: float | None = None,
+        on_open: Callable[[bool], None] | None = None,
+        trim: Trim | None = None,
+    ) -> WatchStream:
+        """A WATCH stream; use as ``async with transport.watch(...) as events: async for ...``.
+
+        ``idle_timeout`` defaults to ``timeout_seconds`` plus ``idle_margin`` (none without
+        ``timeout_seconds``): a stream silent for longer raises ``WatchIdleTimeout``.
+        ``on_open(beyond_pool)`` is called when the request is sent (see ``WatchStream``).
+        ``trim``: a byte-level transform (``informer.transforms.DropFields``) applied to the
+        object of every ADDED, MODIFIED and DELETED event, in the decode of its line.
+        """
+        query = _query(
+            watch=True,
+            labelSelector=label_selector,
+            fieldSelector=field_selector,
+            resourceVersion=resource_version,
+            resourceVersionMatch=resource_version_match,
+            allowWatchBookmarks=allow_watch_bookmarks or None,
+            sendInitialEvents=send_initial_events,
+            timeoutSeconds=timeout_seconds,
+        )
+        if idle_timeout is None and timeout_seconds is not None:
+            idle_timeout = timeout_seconds + self.idle_margin
+        return WatchStream(self, resource.path(namespace), query, idle_timeout, on_open, trim)
