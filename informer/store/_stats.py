@@ -1,0 +1,32 @@
+"""The store's counters as callers see them (:class:`StoreStats`, a snapshot: ``Store.stats``).
+
+The store keeps the counts in plain integers on its hot paths and builds this snapshot only when
+asked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStats:
+    """Counters of the store since it was created."""
+
+    stale_dropped: int = 0
+    """Events not newer than the cache RV (replays), dropped."""
+    duplicates_dropped: int = 0
+    """Events carrying exactly the cached copy's RV (or, without comparable RVs, a DELETED of an
+    absent key), dropped."""
+    events_applied: int = 0
+    """Events that changed the cache (returned a Delta)."""
+    bookmarks: int = 0
+    """Calls to ``advance`` (bookmarks received), whether or not they moved the RV."""
+    replaces: int = 0
+    """Lists applied with ``replace``."""
+    deletes_of_unknown: int = 0
+    """DELETED events of a key the cache did not hold, with a newer RV: RV advanced, no delta."""
+    index_errors: int = 0
+    """Index function calls that raised (the object is then missing from that index)."""
+    rv_regressions: int = 0
+    """Replaces whose list RV was older than the cache RV (a server restored from backup)."""

@@ -1,0 +1,383 @@
+"""The :class:`Store` itself: reads, and the writes the reflector makes.
+
+``Store`` composes its bases: :class:`~informer.store._indexes._Indexes` (index maintenance) and
+:class:`~informer.store._waiters._Waiters` (the freshness questions and waits). It owns all the
+state they work on (created in ``__init__``) and the rules that move the cache RV: the
+resource-version rules in the ``informer.store`` docstring are implemented here, in
+:meth:`Store.apply_event`, :meth:`Store.advance` and :meth:`Store.replace`, the hot paths of a sync.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import itertools
+import time
+from collections.abc import Iterable
+from typing import Literal
+
+from informer._log import get_logger
+from informer.errors import ConfigurationError
+from informer.objects import KubeObject
+from informer.resource_version import is_comparable
+from informer.store._changes import Delta, Tombstone
+from informer.store._freshness import CacheNotComparable, CacheWentBackwards, Freshness
+from informer.store._indexes import NAMESPACE_INDEX, IndexFunc, _Contents, _Indexes, _key_of
+from informer.store._stats import StoreStats
+from informer.store._waiters import _HeapEntry, _KeyPredicate, _Waiters
+
+_log = get_logger("informer.store")
+
+_EVENT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED"})
+
+
+class Store(_Waiters, _Indexes):
+    """The informer cache: objects by key, indexes, the cache RV and freshness waiters.
+
+    Reads are for everyone; the write methods (``apply_event``, ``replace``, ``advance``) are for
+    the reflector only. See the ``informer.store`` docstring for the resource-version and
+    freshness rules.
+    """
+
+    def __init__(self) -> None:
+        self._c = _Contents({}, {NAMESPACE_INDEX: {}})
+        self._indexers: dict[str, IndexFunc] = {}  # user indexes; the namespace one is built in
+        self._rv = ""
+        self._rv_key: tuple[int, str] | None = None  # rv_sort_key(self._rv) while comparable
+        self._comparable = True
+        self._last_progress: float | None = None
+        # freshness waiters: a heap of (rv_sort_key, seq, future); cancelled ones removed lazily
+        self._heap: list[_HeapEntry] = []
+        self._heap_dead = 0
+        self._seq = itertools.count()
+        # per-key waiters (read-your-writes without comparable RVs, deletions)
+        self._key_waiters: dict[str, list[tuple[_KeyPredicate, asyncio.Future[KubeObject | None]]]]
+        self._key_waiters = {}
+        # counters
+        self._stale = 0
+        self._duplicates = 0
+        self._applied = 0
+        self._bookmarks = 0
+        self._replaces = 0
+        self._unknown_deletes = 0
+        self._index_errors = 0
+        self._regressions = 0
+
+    # ------------------------------------------------------------------------------------------
+    # reads
+    # ------------------------------------------------------------------------------------------
+    def get(self, name: str, namespace: str | None = None) -> KubeObject | None:
+        """The cached object ``namespace/name`` (``name`` alone for cluster-scoped), or None."""
+        return self._c.items.get(_key_of(name, namespace))
+
+    def get_by_key(self, key: str) -> KubeObject | None:
+        """The cached object with key ``"namespace/name"`` or ``"name"``, or None."""
+        return self._c.items.get(key)
+
+    def list(self, namespace: str | None = None) -> builtins.list[KubeObject]:
+        """All cached objects, or those of one namespace (None or ``""``: all namespaces)."""
+        c = self._c
+        if not namespace:
+            return [*c.items.values()]
+        keys = c.indices[NAMESPACE_INDEX].get(namespace)
+        if not keys:
+            return []
+        items = c.items
+        return [items[k] for k in keys]
+
+    def keys(self) -> builtins.list[str]:
+        """The keys of all cached objects."""
+        return [*self._c.items]
+
+    def __len__(self) -> int:
+        return len(self._c.items)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key in self._c.items
+
+    def __repr__(self) -> str:
+        return (
+            f"Store({len(self)} objects, rv={self._rv!r}"
+            + ("" if self._comparable else ", not comparable")
+            + ")"
+        )
+
+    def add_index(self, name: str, fn: IndexFunc) -> None:
+        """Add an index: ``fn(obj)`` returns the index values of ``obj``.
+
+        Existing objects are indexed at once; the index is then kept up to date on every change.
+        ``fn`` must be pure (it is called again on the old object to unindex it); a ``str`` result
+        counts as one value, None as no value. A call that raises is logged
+        (``store.index_error``) and counted: that object is then absent from this index.
+        """
+        if name == NAMESPACE_INDEX or name in self._indexers:
+            raise ValueError(f"index {name!r} already exists")
+        if not callable(fn):
+            raise ConfigurationError(f"index {name!r}: the index function must be callable")
+        self._indexers[name] = fn
+        index: dict[str, dict[str, None]] = {}
+        for key, obj in self._c.items.items():
+            self._index_add(index, name, fn, key, obj)
+        self._c.indices[name] = index
+
+    def by_index(self, name: str, value: str) -> builtins.list[KubeObject]:
+        """The objects whose index ``name`` has ``value`` (``KeyError`` for an unknown index)."""
+        c = self._c
+        keys = c.indices[name].get(value)
+        if not keys:
+            return []
+        items = c.items
+        return [items[k] for k in keys]
+
+    def index_values(self, name: str) -> builtins.list[str]:
+        """The values of index ``name`` that have at least one object."""
+        return [*self._c.indices[name]]
+
+    # ------------------------------------------------------------------------------------------
+    # freshness (``is_fresh`` and the waits: ``_waiters``)
+    # ------------------------------------------------------------------------------------------
+    @property
+    def resource_version(self) -> str:
+        """The cache RV ("" before the first list)."""
+        return self._rv
+
+    @property
+    def comparable(self) -> bool:
+        """False once a non-comparable (opaque) resource version has been seen."""
+        return self._comparable
+
+    def freshness(self) -> Freshness:
+        """The cache RV, whether it is comparable, and the time since the last progress."""
+        last = self._last_progress
+        return Freshness(
+            self._rv, self._comparable, None if last is None else time.monotonic() - last
+        )
+
+    @property
+    def stats(self) -> StoreStats:
+        return StoreStats(
+            stale_dropped=self._stale,
+            duplicates_dropped=self._duplicates,
+            events_applied=self._applied,
+            bookmarks=self._bookmarks,
+            replaces=self._replaces,
+            deletes_of_unknown=self._unknown_deletes,
+            index_errors=self._index_errors,
+            rv_regressions=self._regressions,
+        )
+
+    def _set_rv(self, rv: str, key: tuple[int, str] | None) -> None:
+        """Set the cache RV (``key``: its sort key when comparable) and wake waiters."""
+        self._rv = rv
+        self._rv_key = key
+        self._last_progress = time.monotonic()
+        if key is not None and self._heap:
+            self._wake()
+
+    def _go_opaque(self, rv: str) -> None:
+        """Switch to equality semantics for good; fail the pending freshness waiters."""
+        self._comparable = False
+        self._rv_key = None
+        _log.warning(
+            "store.rv_not_comparable",
+            resource_version=rv,
+            cache_resource_version=self._rv,
+            detail="falling back to equality semantics: only exact duplicates are dropped",
+        )
+        heap, self._heap, self._heap_dead = self._heap, [], 0
+        for (_, wanted), _, fut in heap:
+            if not fut.done():
+                fut.set_exception(CacheNotComparable(rv, wanted))
+
+    # ------------------------------------------------------------------------------------------
+    # writes (the reflector only)
+    # ------------------------------------------------------------------------------------------
+    def apply_event(self, type: str, obj: KubeObject) -> Delta | None:
+        """Apply one watch event (``"ADDED"``, ``"MODIFIED"`` or ``"DELETED"``).
+
+        Returns the resulting delta, or None when the event changed no object: dropped as stale or
+        duplicate (counted), or a DELETED of an unknown key (which still advances the cache RV when
+        comparable). An ADDED of a cached key is an update; a MODIFIED of an unknown key is an add.
+        ``BOOKMARK`` is :meth:`advance`; any other type raises ``ValueError``.
+        """
+        if type not in _EVENT_TYPES:
+            raise ValueError(f"not an object event type: {type!r} (bookmarks: use advance())")
+        rv = obj._rv
+        key = obj._key
+        items = self._c.items
+        cached = items.get(key)
+        deleted = type == "DELETED"
+        new_key: tuple[int, str] | None = None
+        if self._comparable and not is_comparable(rv):
+            self._go_opaque(rv)
+        if self._comparable:
+            new_key = (len(rv), rv)
+            if cached is not None and not deleted and cached.resource_version == rv:
+                self._drop("duplicate", type, key, rv)
+                return None
+            if self._rv_key is not None and new_key <= self._rv_key:
+                self._drop("stale", type, key, rv)
+                return None
+            if cached is not None:
+                crv = cached.resource_version
+                if not is_comparable(crv):
+                    self._go_opaque(crv)
+                    new_key = None
+                elif (len(crv), crv) >= new_key:
+                    self._drop("stale", type, key, rv)
+                    return None
+        if not self._comparable:
+            if deleted:
+                duplicate = cached is None
+            else:
+                duplicate = cached is not None and cached.resource_version == rv
+            if duplicate:
+                self._drop("duplicate", type, key, rv)
+                return None
+        if deleted:
+            if cached is None:  # comparable: a delete we never saw the object of
+                self._unknown_deletes += 1
+                self._set_rv(rv, new_key)
+                return None
+            del items[key]
+            self._reindex(key, cached, None)
+            delta = Delta("deleted", obj, cached)
+        else:
+            items[key] = obj
+            self._reindex(key, cached, obj)
+            delta = Delta("added", obj, None) if cached is None else Delta("updated", obj, cached)
+        self._applied += 1
+        self._set_rv(rv, new_key)
+        if self._key_waiters:
+            self._notify_key(key)
+        return delta
+
+    def _drop(self, why: Literal["stale", "duplicate"], type: str, key: str, rv: str) -> None:
+        if why == "stale":
+            self._stale += 1
+        else:
+            self._duplicates += 1
+        _log.debug(
+            f"store.{why}_event",
+            type=type,
+            key=key,
+            resource_version=rv,
+            cache_resource_version=self._rv,
+        )
+
+    def advance(self, resource_version: str) -> None:
+        """A BOOKMARK: every change up to ``resource_version`` has been delivered.
+
+        Moves the cache RV forward only (an older or equal bookmark changes nothing but the progress
+        time). An opaque RV switches the store to equality semantics and becomes the cache RV. An
+        empty RV is ignored (logged as ``store.empty_bookmark``).
+        """
+        self._bookmarks += 1
+        rv = resource_version
+        if not rv:
+            _log.warning("store.empty_bookmark")
+            return
+        if self._comparable and not is_comparable(rv):
+            self._go_opaque(rv)
+        if not self._comparable:
+            self._set_rv(rv, None)
+            return
+        key = (len(rv), rv)
+        if self._rv_key is None or key > self._rv_key:
+            self._set_rv(rv, key)
+        else:
+            self._last_progress = time.monotonic()
+
+    def replace(
+        self, objs: Iterable[KubeObject], resource_version: str, *, is_initial: bool = False
+    ) -> builtins.list[Delta]:
+        """Replace the whole contents with a list's items; the cache RV becomes the list's RV.
+
+        The new contents and indexes are built aside and swapped in at once. Returns the implied
+        deltas (all ``from_list``), in this order: for each listed key, ``added`` (new key,
+        ``is_initial`` as given) or ``updated`` (RV changed); then ``deleted`` with a
+        :class:`Tombstone` for each key that vanished. Unchanged objects yield nothing. A key
+        whose uid changed (deleted and recreated while unwatched) yields ``deleted`` (a Tombstone
+        of the old object) then ``added``: handlers keyed by uid see the old object go.
+
+        The reflector has verified the list RV is not older than what it had seen; if it is older
+        all the same (a restored server, relisted on purpose) the store accepts it, logs
+        ``store.rv_went_backwards``, counts ``rv_regressions`` and fails the freshness waits still
+        pending (all above the new cache RV) with :class:`CacheWentBackwards`.
+        """
+        old_items = self._c.items
+        new_items: dict[str, KubeObject] = {}
+        nsidx: dict[str, dict[str, None]] = {}
+        for obj in objs:  # pass 1: the new contents (a duplicated key: the last one wins)
+            key = obj._key
+            ns = obj._ns
+            new_items[key] = obj
+            if ns:
+                bucket = nsidx.get(ns)
+                if bucket is None:
+                    nsidx[ns] = bucket = {}
+                bucket[key] = None
+        deltas: builtins.list[Delta] = []
+        append = deltas.append
+        get_old = old_items.get
+        kept = 0
+        if not old_items:  # the first list: all added
+            deltas = [
+                Delta("added", obj, None, is_initial, from_list=True) for obj in new_items.values()
+            ]
+            append = deltas.append
+        for key, obj in new_items.items() if old_items else ():  # pass 2: the diff
+            old = get_old(key)
+            if old is None:
+                append(Delta("added", obj, None, is_initial, from_list=True))
+                continue
+            kept += 1
+            if old is obj:
+                continue
+            if old._rv == obj._rv:
+                # the same version of the same object (an RV names one write): keep the cached
+                # instance, so an unchanged relist creates nothing new and drops the copy
+                new_items[key] = old
+            elif old.uid != obj.uid:
+                append(Delta("deleted", Tombstone(key, old), old, from_list=True))
+                append(Delta("added", obj, None, is_initial, from_list=True))
+            else:
+                append(Delta("updated", obj, old, from_list=True))
+        if kept < len(old_items):  # some old keys vanished
+            for key, old in old_items.items():
+                if key not in new_items:
+                    append(Delta("deleted", Tombstone(key, old), old, from_list=True))
+        indices: dict[str, dict[str, dict[str, None]]] = {NAMESPACE_INDEX: nsidx}
+        for name, fn in self._indexers.items():
+            index: dict[str, dict[str, None]] = {}
+            for key, obj in new_items.items():
+                self._index_add(index, name, fn, key, obj)
+            indices[name] = index
+        self._c = _Contents(new_items, indices)  # the swap
+        self._replaces += 1
+
+        rv = resource_version
+        if self._comparable and not is_comparable(rv):
+            self._go_opaque(rv)
+        if self._comparable:
+            key_rv = (len(rv), rv)
+            went_back = self._rv_key is not None and key_rv < self._rv_key
+            if went_back:
+                self._regressions += 1
+                _log.warning(
+                    "store.rv_went_backwards", resource_version=rv, cache_resource_version=self._rv
+                )
+            self._set_rv(rv, key_rv)
+            if went_back and self._heap:
+                # every wait still pending wants an RV of the lost history: fail it now rather
+                # than hang, or resolve later on a different write that reuses the number
+                heap, self._heap, self._heap_dead = self._heap, [], 0
+                for (_, wanted), _, fut in heap:
+                    if not fut.done():
+                        fut.set_exception(CacheWentBackwards(rv, wanted))
+        else:
+            self._set_rv(rv, None)
+        if self._key_waiters:
+            for key in [*self._key_waiters]:
+                self._notify_key(key)
+        return deltas
