@@ -41,7 +41,7 @@ _ABSENT = msgspec.Raw()  # a captured value is never empty
 class Cutter:
     """Cuts the members at ``tree``'s paths (``{"metadata": {"managedFields": None}}``)."""
 
-    __slots__ = ("_decoder", "_leaves", "_line_decoder", "_strict")
+    __slots__ = ("_decoder", "_leaves", "_line_decoder", "_one", "_strict")
 
     def __init__(self, top: type[msgspec.Struct], leaves: list[tuple[attrgetter[Any], bytes, int]]):
         self._decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(top)
@@ -52,6 +52,7 @@ class Cutter:
         self._leaves = (
             leaves  # (reads the captured value from the decoded head, b'"<key>"', its length + 1)
         )
+        self._one = leaves[0] if len(leaves) == 1 else None
         # a key spelled with an escape other than \uXXXX (of ", \, / or a control character)
         self._strict = any(b"\\" in k or b"/" in k for _, k, _ in leaves)
 
@@ -118,34 +119,35 @@ class Cutter:
         type_ = ""
         if line:
             type_, head = head.type, head.object
+        meta = head.metadata
+        out = (kind, api_version, name, ns, rv) = (
+            head.kind,
+            head.api_version,
+            meta.name,
+            meta.namespace,
+            meta.resource_version,
+        )
+        if (one := self._one) is not None:  # one member (DROP_MANAGED_FIELDS): no span list
+            value = one[0](head)
+            del head, meta  # they view ``buf``: release them before resizing it
+            if value:
+                span = _locate(buf, value, one[1], one[2])
+                del value
+                if span is None or (
+                    buf.find(_BACKSLASH, 0, span[0]) != -1
+                    and _escape_in(buf, 0, span[0], self._strict)
+                ):
+                    return None
+                del buf[span[1] : span[2]]
+            return type_, (bytes(buf), *out)
         spans = []
         for get, key, width in self._leaves:
             value = get(head)
-            if not (n := len(value)):
-                continue  # absent
-            at = buf.find(key)
-            start = at + width  # the value's first byte
-            end = start + n
-            if at < 1 or end >= len(buf) or buf[start - 1] != _COLON:
-                return None
-            first = buf[start]
-            buf[start] = first ^ 0xFF  # not ASCII: no JSON value starts with it
-            same = buf.startswith(value, start)  # true only if ``value`` views these very bytes
-            buf[start] = first
-            if not same:  # equal bytes elsewhere (or none)
-                return None
-            before, after = buf[at - 1], buf[end]
-            if before == _COMMA and (after == _COMMA or after == _CLOSE):
-                spans.append((at, at - 1, end))
-            elif before == _OPEN and after == _COMMA:
-                spans.append((at, at, end + 1))
-            elif before == _OPEN and after == _CLOSE:
-                spans.append((at, at, end))
-            else:
-                return None
-        meta = head.metadata
-        kind, api_version = head.kind, head.api_version
-        name, ns, rv = meta.name, meta.namespace, meta.resource_version
+            if value:  # else absent
+                span = _locate(buf, value, key, width)
+                if span is None:
+                    return None
+                spans.append(span)
         del head, meta, value  # they view ``buf``: release them before resizing it
         if spans:
             if len(spans) > 1:
@@ -158,6 +160,33 @@ class Cutter:
             for _, start, end in reversed(spans):
                 del buf[start:end]
         return type_, (bytes(buf), kind, api_version, name, ns, rv)
+
+
+def _locate(
+    buf: bytearray, value: msgspec.Raw, key: bytes, width: int
+) -> tuple[int, int, int] | None:
+    """Where the member whose captured value is ``value`` (a view into ``buf``) stands: (key
+    position, start and end of the cut with one adjacent comma), or None when it is not the
+    first plain occurrence of ``key`` or its neighbours are not plain ``,{}`` (the slow path)."""
+    at = buf.find(key)
+    start = at + width  # the value's first byte
+    end = start + len(value)
+    if at < 1 or end >= len(buf) or buf[start - 1] != _COLON:
+        return None
+    first = buf[start]
+    buf[start] = first ^ 0xFF  # not ASCII: no JSON value starts with it
+    same = buf.startswith(value, start)  # true only if ``value`` views these very bytes
+    buf[start] = first
+    if not same:  # equal bytes elsewhere (or none)
+        return None
+    before, after = buf[at - 1], buf[end]
+    if before == _COMMA and (after == _COMMA or after == _CLOSE):
+        return at, at - 1, end
+    if before == _OPEN and after == _COMMA:
+        return at, at, end + 1
+    if before == _OPEN and after == _CLOSE:
+        return at, at, end
+    return None
 
 
 def _escape_in(buf: bytearray, lo: int, hi: int, strict: bool) -> bool:
