@@ -120,13 +120,7 @@ class Cutter:
         if line:
             type_, head = head.type, head.object
         meta = head.metadata
-        out = (kind, api_version, name, ns, rv) = (
-            head.kind,
-            head.api_version,
-            meta.name,
-            meta.namespace,
-            meta.resource_version,
-        )
+        out = (head.kind, head.api_version, meta.name, meta.namespace, meta.resource_version)
         if (one := self._one) is not None:  # one member (DROP_MANAGED_FIELDS): no span list
             value = one[0](head)
             del head, meta  # they view ``buf``: release them before resizing it
@@ -159,7 +153,7 @@ class Cutter:
                 done = end
             for _, start, end in reversed(spans):
                 del buf[start:end]
-        return type_, (bytes(buf), kind, api_version, name, ns, rv)
+        return type_, (bytes(buf), *out)
 
 
 def _locate(
