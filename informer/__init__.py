@@ -37,7 +37,7 @@ from informer.informer import (
     InformerState,
     SharedInformerFactory,
 )
-from informer.leader_election import ElectionState, LeaderElector
+from informer.leader_election import ElectionState, LeaderElectionStats, LeaderElector
 from informer.objects import KubeObject
 from informer.ownership import (
     AlreadyOwned,
@@ -98,6 +98,7 @@ __all__ = [
     "Invalid",
     "InvalidResourceVersion",
     "KubeObject",
+    "LeaderElectionStats",
     "LeaderElector",
     "ListPage",
     "MalformedResponse",

@@ -31,6 +31,7 @@ import random
 import socket
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -41,7 +42,7 @@ from informer.objects import KubeObject
 from informer.resource import LEASES
 from informer.workqueue import Clock, MonotonicClock
 
-__all__ = ["ElectionState", "LeaderElector"]
+__all__ = ["ElectionState", "LeaderElectionStats", "LeaderElector"]
 
 log = get_logger("informer.leader_election")
 
@@ -54,6 +55,27 @@ class ElectionState(enum.Enum):
     STOPPED = "stopped"
     FOLLOWING = "following"
     LEADING = "leading"
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderElectionStats:
+    """What a ``LeaderElector`` shows of itself (``leader_election_master_status{name}`` is
+    ``leading``): the Lease ``namespace/name``, this candidate's ``identity``, its ``state``, the
+    holder it last observed (``leader``, "" when released, None before the first read), and
+    counters over its lifetime: ``terms`` acquired, ``renew_failures`` (failed renewals while
+    leading), ``attempt_timeouts`` (attempts cut at the renew deadline) and ``attempt_errors``
+    (attempts that failed on an error no request handler expected, e.g. a malformed answer)."""
+
+    name: str
+    namespace: str
+    identity: str
+    state: ElectionState
+    leading: bool
+    leader: str | None
+    terms: int
+    renew_failures: int
+    attempt_timeouts: int
+    attempt_errors: int
 
 
 class _Attempt(enum.Enum):
@@ -118,6 +140,7 @@ class LeaderElector:
         self.terms = 0  # how many times this candidate acquired the Lease
         self.renew_failures = 0  # renewals that failed while leading
         self.attempt_timeouts = 0  # attempts cut at the deadline (a request that hung)
+        self.attempt_errors = 0  # attempts that raised an unexpected error (a garbage answer)
         self._lease: KubeObject | None = None  # the Lease as last read or written
         self._observed_rv = ""
         self._observed_at = -math.inf
@@ -134,6 +157,20 @@ class LeaderElector:
             self._changed.clear()
             await self._changed.wait()
 
+    def statistics(self) -> LeaderElectionStats:
+        return LeaderElectionStats(
+            name=self.name,
+            namespace=self.namespace,
+            identity=self.identity,
+            state=self.state,
+            leading=self.is_leader,
+            leader=self.leader,
+            terms=self.terms,
+            renew_failures=self.renew_failures,
+            attempt_timeouts=self.attempt_timeouts,
+            attempt_errors=self.attempt_errors,
+        )
+
     def _set_state(self, state: ElectionState) -> None:
         self.state = state
         self._changed.set()
@@ -148,41 +185,69 @@ class LeaderElector:
         """Campaign until cancelled; run ``on_started_leading()`` (a task) during every term.
 
         The task is cancelled and awaited when the term ends, then ``on_stopped_leading()`` is
-        called (sync or async). If the task raises, leadership is given up (the Lease released)
-        and the exception propagates. Cancelling ``run`` ends the term the same way, then
-        releases the Lease.
+        called (sync or async), exactly once per term. That teardown always completes: a
+        cancellation of ``run`` that arrives while a term is ending waits for it, then
+        propagates. If the task raises, leadership is given up (the Lease released) and the
+        exception propagates. Cancelling ``run`` ends the term the same way, then releases the
+        Lease.
         """
         if self.state is not ElectionState.STOPPED:
             raise RuntimeError("this LeaderElector is already running")
         self._set_state(ElectionState.FOLLOWING)
         work: asyncio.Task[None] | None = None
+        in_term = False  # a term started whose teardown has not started yet
         try:
             while True:
                 renewed_at = await self._acquire()
                 self.terms += 1
                 self._set_state(ElectionState.LEADING)
+                in_term = True
                 self._log.info("leader_election.started_leading", term=self.terms)
                 if on_started_leading is not None:
                     work = asyncio.create_task(on_started_leading())
                 await self._renew_until_lost(renewed_at, work)
                 self._set_state(ElectionState.FOLLOWING)
                 self._log.warning("leader_election.stopped_leading", term=self.terms)
+                in_term = False
                 await self._end_term(work, on_stopped_leading)
                 work = None
         finally:
             leading = self.is_leader
             self._set_state(ElectionState.STOPPED)
-            if leading:
+            if in_term:
                 await self._end_term(work, on_stopped_leading)
-                if self.release_on_cancel:
-                    await self._release()
+            if leading and self.release_on_cancel:
+                await self._release()
 
     async def _end_term(
         self, work: asyncio.Task[None] | None, on_stopped_leading: StoppedLeading | None
     ) -> None:
+        """Stop the term's work and call ``on_stopped_leading``, to the end even if the caller is
+        cancelled meanwhile (the cancellation is raised once the teardown is over): a replica
+        told to exit must not exit while its leader's work still runs."""
+        teardown = asyncio.ensure_future(self._teardown(work, on_stopped_leading))
+        cancelled = False
+        while not teardown.done():
+            try:
+                await asyncio.wait({teardown})
+            except asyncio.CancelledError:
+                if not cancelled:
+                    self._log.info("leader_election.cancelled_while_stepping_down")
+                cancelled = True
+        teardown.result()  # a failure of on_stopped_leading propagates
+        if cancelled:
+            raise asyncio.CancelledError
+
+    async def _teardown(
+        self, work: asyncio.Task[None] | None, on_stopped_leading: StoppedLeading | None
+    ) -> None:
         if work is not None:
+            running = not work.done()  # a failure before now was raised by _sleep_watching
             work.cancel()
-            await asyncio.wait({work})  # its failure, if any, was raised by _sleep_watching
+            await asyncio.wait({work})
+            if running and not work.cancelled() and work.exception() is not None:
+                error = type(work.exception()).__name__
+                self._log.error("leader_election.leader_work_failed_stopping", error=error)
         if on_stopped_leading is not None:
             result = on_stopped_leading()
             if inspect.isawaitable(result):
@@ -190,27 +255,36 @@ class LeaderElector:
 
     async def _acquire(self) -> float:
         """Try every ``retry_period`` (jittered) until this candidate holds the Lease; returns the
-        start time of the successful attempt."""
+        start time of the successful attempt (always less than ``renew_deadline`` ago)."""
         while True:
             started = self.clock.now()
-            if await self._bounded(started + self.renew_deadline) is _Attempt.ACQUIRED:
+            deadline = started + self.renew_deadline
+            acquired = await self._bounded(deadline) is _Attempt.ACQUIRED
+            if acquired and self.clock.now() < deadline:
                 return started
             delay = self.retry_period * (1.0 + self._rng.random() * JITTER_FACTOR)
             await self.clock.sleep(delay)
 
     async def _renew_until_lost(self, renewed_at: float, work: asyncio.Task[None] | None) -> None:
         """Renew every ``retry_period``; return when no renewal succeeded within
-        ``renew_deadline`` of the last success's start, or another holder shows up."""
+        ``renew_deadline`` of the last success's start, or another holder shows up.
+
+        The term never outlives that deadline: a renewal is due ``retry_period`` after the last
+        success but no later than ``retry_period`` before the deadline (at once after a success
+        that took long), each attempt is cut at the deadline, and the waits between failed
+        attempts end at it."""
         while True:
-            await self._sleep_watching(self.retry_period, work)
             deadline = renewed_at + self.renew_deadline
+            due = min(self.retry_period, deadline - self.retry_period - self.clock.now())
+            if due > 0:
+                await self._sleep_watching(due, work)
             while True:
                 started = self.clock.now()
                 if started >= deadline:
                     self._log.warning("leader_election.renew_deadline_passed")
                     return
                 result = await self._bounded(deadline)
-                if result is _Attempt.ACQUIRED:
+                if result is _Attempt.ACQUIRED and self.clock.now() < deadline:
                     renewed_at = started
                     break
                 if result is _Attempt.HELD:
@@ -239,7 +313,10 @@ class LeaderElector:
 
     async def _bounded(self, deadline: float) -> _Attempt:
         """One attempt, cut (FAILED) when the clock passes ``deadline``: a hanging request must
-        not keep a leader leading past its renew deadline."""
+        not keep a leader leading past its renew deadline. Whatever else goes wrong in one
+        attempt (an answer that is not an object, a Lease whose fields have odd types) is a
+        failed attempt too, retried like a 500 (client-go's ``tryAcquireOrRenew``): only a
+        cancellation of the campaign itself propagates."""
         attempt = asyncio.ensure_future(self._try_acquire_or_renew())
         expired = False
 
@@ -252,13 +329,21 @@ class LeaderElector:
         try:
             return await attempt
         except asyncio.CancelledError:
-            if not expired:
+            if expired:
+                self.attempt_timeouts += 1
+                self._log.warning("leader_election.attempt_timed_out")
+                return _Attempt.FAILED
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
                 raise
-            self.attempt_timeouts += 1
-            self._log.warning("leader_election.attempt_timed_out")
-            return _Attempt.FAILED
+            error = "CancelledError"  # the attempt awaited something another task cancelled
+        except Exception as exc:
+            error = type(exc).__name__
         finally:
             timer.cancel()
+        self.attempt_errors += 1
+        self._log.warning("leader_election.attempt_failed", error=error)
+        return _Attempt.FAILED
 
     # -- one attempt (client-go's tryAcquireOrRenew) -----------------------------------------
 

@@ -5,11 +5,7 @@ fail or hang steps down before anyone else can take over."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -17,151 +13,17 @@ import pytest
 from informer import LEASES, Client, ElectionState, LeaderElector
 from informer.leader_election import JITTER_FACTOR
 from informer.testing import ApiServer, Fault
-from informer.workqueue import ManualClock
+from tests.election_helpers import (
+    LEASE,
+    RENEW,
+    RETRY,
+    Candidate,
+    SteppedClock,
+    election,
+    holder,
+)
 
 pytestmark = pytest.mark.asyncio
-
-LEASE, RENEW, RETRY = 15.0, 10.0, 2.0
-
-
-class SteppedClock(ManualClock):
-    """A manual clock that knows how many sleepers are waiting for a time not yet reached, so a
-    test can advance time and then wait until every elector is idle again."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.asleep = 0
-        self._changed = asyncio.Event()
-
-    async def sleep(self, seconds: float) -> None:
-        done = asyncio.get_running_loop().create_future()
-        counted = [True]
-
-        def uncount() -> None:
-            if counted[0]:
-                counted[0] = False
-                self.asleep -= 1
-                self._changed.set()
-
-        def wake() -> None:
-            uncount()
-            if not done.done():
-                done.set_result(None)
-
-        self.asleep += 1
-        self._changed.set()
-        timer = self.call_at(self.now() + seconds, wake)
-        try:
-            await done
-        finally:
-            timer.cancel()
-            uncount()
-
-    async def idle(self, sleepers: int, stuck: Callable[[], int] = lambda: 0) -> None:
-        """Wait until ``sleepers`` callers sleep, counting as asleep those ``stuck`` in a request
-        that only the clock can end (a stalled server)."""
-        async with asyncio.timeout(10):
-            while self.asleep + stuck() != sleepers:
-                self._changed.clear()
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(0.01):  # stuck() changes without notice
-                        await self._changed.wait()
-
-
-@dataclass
-class Candidate:
-    elector: LeaderElector
-    task: asyncio.Task[None] | None = None
-    events: list[tuple[str, float]] = field(default_factory=list)
-
-
-@dataclass
-class Election:
-    server: ApiServer
-    clock: SteppedClock
-    candidates: dict[str, Candidate]
-    log: list[tuple[str, str, float]]  # (identity, started|stopped|work_cancelled, time)
-    running: int = 0
-    stuck: Callable[[], int] = lambda: 0
-
-    def start(self, name: str) -> None:
-        c = self.candidates[name]
-        clock = self.clock
-
-        async def work() -> None:
-            try:
-                await asyncio.Event().wait()
-            except asyncio.CancelledError:
-                self.log.append((name, "work_cancelled", clock.now()))
-                raise
-
-        async def started() -> None:
-            leaders = [n for n, o in self.candidates.items() if n != name and o.elector.is_leader]
-            assert leaders == [], f"{name} leads while {leaders} lead"
-            self.log.append((name, "started", clock.now()))
-            await work()
-
-        def stopped() -> None:
-            self.log.append((name, "stopped", clock.now()))
-
-        c.task = asyncio.create_task(c.elector.run(started, stopped))
-        self.running += 1
-
-    async def stop(self, name: str) -> None:
-        task = self.candidates[name].task
-        assert task is not None
-        task.cancel()
-        await asyncio.wait({task})
-        self.running -= 1
-
-    async def step(self, seconds: float) -> None:
-        """Advance time in half-second steps, letting every elector settle after each."""
-        for _ in range(int(seconds / 0.5)):
-            self.clock.advance(0.5)
-            await self.clock.idle(self.running, self.stuck)
-
-    def leaders(self) -> list[str]:
-        return [n for n, c in self.candidates.items() if c.elector.is_leader]
-
-    def times(self, name: str, what: str) -> list[float]:
-        return [t for n, w, t in self.log if n == name and w == what]
-
-
-@asynccontextmanager
-async def election(api_server: ApiServer, names: str) -> AsyncIterator[Election]:
-    clock = SteppedClock()
-    api = api_server.api_client()
-    candidates = {
-        name: Candidate(
-            LeaderElector(
-                Client(api, field_manager=name),
-                "op",
-                "default",
-                identity=name,
-                lease_duration=LEASE,
-                renew_deadline=RENEW,
-                retry_period=RETRY,
-                clock=clock,
-                rng=random.Random(i),
-            )
-        )
-        for i, name in enumerate(names)
-    }
-    e = Election(api_server, clock, candidates, [])
-    try:
-        yield e
-    finally:
-        for c in candidates.values():
-            if c.task is not None:
-                c.task.cancel()
-        await asyncio.wait([c.task for c in candidates.values() if c.task] or [asyncio.sleep(0)])
-        await api.close()
-
-
-def holder(server: ApiServer) -> str | None:
-    lease = server.get(LEASES, "op", "default")
-    assert lease is not None
-    return lease["spec"].get("holderIdentity")
 
 
 async def test_three_candidates_one_leader_and_handover_after_a_crash(
@@ -206,7 +68,7 @@ async def test_clean_shutdown_releases_the_lease(api_server: ApiServer) -> None:
         released_at = e.clock.now()
         await e.stop("a")
         assert e.candidates["a"].elector.state is ElectionState.STOPPED
-        assert [w for n, w, _ in e.log if n == "a"] == ["started", "work_cancelled", "stopped"]
+        assert e.history("a") == ["started", "work_cancelled", "stopped", "run_returned"]
         assert holder(api_server) is None
         while not e.leaders():
             await e.step(0.5)
