@@ -13,7 +13,8 @@ Usage::
 
 Public API:
   - ``ApiServer(personality="modern", *, host, port, compaction_window, history_max_age,
-    too_large_wait, bookmark_interval, bookmark_before_timeout, stale_lag, watch_cache_quirks)``;
+    too_large_wait, bookmark_interval, bookmark_before_timeout, stale_lag, watch_cache_quirks,
+    shard_selectors)``;
     ``async with`` or ``await start()`` / ``await stop()``; ``url``, ``port``, ``configuration()``,
     ``api_client()``, ``write_kubeconfig(path)``, ``register(resource)``.
   - Direct, synchronous writes that notify watchers: ``create``, ``replace``, ``patch`` (JSON merge
@@ -107,8 +108,19 @@ Personalities:
   ``watch_cache_quirks`` (default on for modern and no-watch-list): RV=0 ignores ``limit``;
   cache-served lists (RV=0, NotOlderThan without limit) come in hash order, not sorted; bookmarks
   only once the watch saw an event of its resource newer than its start RV.
+
+Sharded LIST and WATCH (KEP-5866, ``_sharding``), ``shard_selectors`` (``ShardSelectorMode``):
+``"on"`` (default for the personalities that stream lists: a v1.36 server with the
+``ShardedListAndWatch`` gate) filters LISTs, every continue page (by the selector that page
+carries), WATCHes and streaming lists by ``shardSelector``, answers every filtered LIST with
+``metadata.shardInfo.selector`` in the server's spelling and a ``remainingItemCount`` of the
+unfiltered collection, and refuses a malformed selector with a bare 500 (``invalid shard
+selector: ...``); ``"off"`` (default for legacy and no-watch-list) ignores the parameter;
+``"no-watch-cache"`` filters LISTs but not WATCHes with no label or field selector (and turns the
+watch cache's quirks off unless ``watch_cache_quirks`` is given).
 """
 
+from informer.testing._sharding import ShardSelectorMode
 from informer.testing._status import (
     AlreadyExists,
     BadRequest,
@@ -133,5 +145,6 @@ __all__ = [
     "NotFound",
     "Personality",
     "RecordedRequest",
+    "ShardSelectorMode",
     "StatusError",
 ]

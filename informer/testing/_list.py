@@ -18,6 +18,7 @@ from informer.testing import _status as st
 from informer.testing._history import History
 from informer.testing._registry import Registry
 from informer.testing._selectors import Selector
+from informer.testing._sharding import ShardFilter, list_filter
 from informer.testing._status import StatusError
 from informer.testing._store import Kind, Store
 from informer.testing.faults import Fault
@@ -96,12 +97,15 @@ class ListServer:
         items: list[bytes],
         token: str | None = None,
         remaining: int | None = None,
+        shard: ShardFilter | None = None,
     ) -> bytes:
         meta: Json = {"resourceVersion": self.history.format_rv(revision)}
         if token:
             meta["continue"] = token
         if remaining is not None:
             meta["remainingItemCount"] = remaining
+        if shard is not None:
+            meta["shardInfo"] = shard.info
         head = _encode(
             {"kind": kind.list_kind, "apiVersion": kind.resource.api_version, "metadata": meta}
         )
@@ -116,8 +120,12 @@ class ListServer:
         limit: int,
         start: str = "",
         page: int = 1,
+        shard: ShardFilter | None = None,
     ) -> bytes:
-        """A page at ``revision`` in key order from ``start`` (a relative key), ``limit`` items."""
+        """A page at ``revision`` in key order from ``start`` (a relative key), ``limit`` items.
+
+        ``remainingItemCount`` counts every object after the page when no label or field selector
+        is set, whatever the shard filter (the real server's count ignores it too)."""
         resource = kind.resource
         state = self.store.state_at(resource, revision)
         keys = self.store.sorted_keys(resource, state)
@@ -125,7 +133,7 @@ class ListServer:
         lo, hi = Store.key_range(keys, prefix)
         if start:
             lo = bisect_left(keys, prefix + start, lo, hi)
-        if selector.empty and limit <= 0:
+        if selector.empty and shard is None and limit <= 0:
             return self._list_body(kind, revision, [state[k].item for k in keys[lo:hi]])
         items: list[bytes] = []
         last = ""
@@ -134,7 +142,9 @@ class ListServer:
             key = keys[index]
             index += 1
             obj = state[key]
-            if selector.empty or selector.matches(obj.data):
+            if (selector.empty or selector.matches(obj.data)) and (
+                shard is None or shard.matches(obj.data)
+            ):
                 items.append(obj.item)
                 last = key
                 if 0 < limit <= len(items):
@@ -147,22 +157,33 @@ class ListServer:
             self._token_pages[token] = page + 1
             if selector.empty:
                 remaining = hi - index
-        return self._list_body(kind, revision, items, token, remaining)
+        return self._list_body(kind, revision, items, token, remaining, shard)
 
     def _cache_list(
-        self, kind: Kind, namespace: str | None, selector: Selector, revision: int, limit: int
+        self,
+        kind: Kind,
+        namespace: str | None,
+        selector: Selector,
+        revision: int,
+        limit: int,
+        shard: ShardFilter | None = None,
     ) -> bytes:
         """A list as a watch cache serves it: with the quirks, the limit is ignored and the items
         come in hash order (not sorted); without them, like etcd."""
         if not self.options.watch_cache_quirks:
-            return self._page(kind, namespace, selector, revision, limit)
+            return self._page(kind, namespace, selector, revision, limit, shard=shard)
         resource = kind.resource
         state = self.store.state_at(resource, revision)
         prefix = f"{namespace}/" if namespace and resource.namespaced else ""
         keys = [k for k in state if k.startswith(prefix)]
         keys.sort(key=lambda k: zlib.crc32(k.encode()))
-        items = [state[k].item for k in keys if selector.empty or selector.matches(state[k].data)]
-        return self._list_body(kind, revision, items)
+        items = [
+            state[k].item
+            for k in keys
+            if (selector.empty or selector.matches(state[k].data))
+            and (shard is None or shard.matches(state[k].data))
+        ]
+        return self._list_body(kind, revision, items, shard=shard)
 
     # -- LIST ---------------------------------------------------------------------------------
 
@@ -178,6 +199,7 @@ class ListServer:
         sie = None if not options.watch_list else params.parse_bool(query, "sendInitialEvents")
         selector = params.selector(query)
         params.validate(options, False, rv, rvm, cont, sie)
+        shard = list_filter(options.shard_selectors, query)
         if options.legacy:
             rvm = ""
         history.auto_compact()
@@ -185,31 +207,39 @@ class ListServer:
         if fault is not None and fault.list_lag is not None:
             revision = max(store.revision - fault.list_lag, store.compacted)
             start = decode_token(cont)[1] if cont else ""
-            return self._page(kind, namespace, selector, revision, limit, start)
+            return self._page(kind, namespace, selector, revision, limit, start, shard=shard)
         wanted = history.parse_rv(rv) if rv not in ("", "0") else 0
         if cont:
-            return self._list_continue(kind, namespace, selector, rv, cont, limit)
+            return self._list_continue(kind, namespace, selector, rv, cont, limit, shard)
         if rv == "":
-            return self._page(kind, namespace, selector, store.revision, limit)
+            return self._page(kind, namespace, selector, store.revision, limit, shard=shard)
         if rvm == "Exact" or (rvm == "" and rv != "0" and limit > 0):
             if wanted < store.compacted:
                 raise st.expired(st.LIST_TOO_OLD)
             if wanted > store.revision:
                 raise st.future_revision()
-            return self._page(kind, namespace, selector, wanted, limit)
+            return self._page(kind, namespace, selector, wanted, limit, shard=shard)
         lagged = True
         if rv == "0":
-            return self._cache_list(kind, namespace, selector, history.visible(lagged), limit)
+            revision = history.visible(lagged)
+            return self._cache_list(kind, namespace, selector, revision, limit, shard)
         if rvm == "NotOlderThan" and limit > 0:  # served from etcd at the newest revision
             if wanted > store.revision:
                 raise st.too_large(rv, history.format_rv(store.revision), 0)
-            return self._page(kind, namespace, selector, store.revision, limit)
+            return self._page(kind, namespace, selector, store.revision, limit, shard=shard)
         # NotOlderThan without a limit: the watch cache (or etcd when the quirks are off)
         revision = await history.not_older_than(rv, wanted, lagged)
-        return self._cache_list(kind, namespace, selector, revision, 0)
+        return self._cache_list(kind, namespace, selector, revision, 0, shard)
 
     def _list_continue(
-        self, kind: Kind, namespace: str | None, selector: Selector, rv: str, cont: str, limit: int
+        self,
+        kind: Kind,
+        namespace: str | None,
+        selector: Selector,
+        rv: str,
+        cont: str,
+        limit: int,
+        shard: ShardFilter | None = None,
     ) -> bytes:
         revision, start = decode_token(cont)
         if rv not in ("", "0"):
@@ -222,7 +252,7 @@ class ListServer:
         elif revision > store.revision:
             raise st.future_revision()
         page = self._token_pages.get(cont, 2)
-        return self._page(kind, namespace, selector, revision, limit, start, page)
+        return self._page(kind, namespace, selector, revision, limit, start, page, shard)
 
     # -- GET ----------------------------------------------------------------------------------
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from informer.testing._sharding import ShardSelectorMode
+
 __all__ = ["PERSONALITIES", "Personality", "ServerOptions"]
 
 Personality = Literal["modern", "legacy", "no-watch-list", "stale-replica", "opaque-rv", "restored"]
@@ -35,6 +37,7 @@ class ServerOptions:
     bookmark_before_timeout: float
     stale_lag: int
     watch_cache_quirks: bool
+    shard_selectors: ShardSelectorMode = ShardSelectorMode.OFF
 
     @classmethod
     def of(
@@ -48,10 +51,22 @@ class ServerOptions:
         bookmark_before_timeout: float,
         stale_lag: int,
         watch_cache_quirks: bool | None,
+        shard_selectors: ShardSelectorMode | str | None = None,
     ) -> ServerOptions:
-        """Options for ``personality``; raises ValueError for an unknown one."""
+        """Options for ``personality``; raises ValueError for an unknown one.
+
+        ``shard_selectors`` defaults to ``on`` (a v1.36 server with ``ShardedListAndWatch``)
+        for the personalities that stream lists, ``off`` for the older ones; ``no-watch-cache``
+        also turns the watch cache's quirks off unless ``watch_cache_quirks`` says otherwise.
+        """
         if personality not in PERSONALITIES:
             raise ValueError(f"unknown personality {personality!r}; one of {PERSONALITIES}")
+        if shard_selectors is None:
+            old = personality in ("legacy", "no-watch-list")
+            shard_selectors = ShardSelectorMode.OFF if old else ShardSelectorMode.ON
+        shard_mode = ShardSelectorMode(shard_selectors)
+        if watch_cache_quirks is None and shard_mode is ShardSelectorMode.NO_WATCH_CACHE:
+            watch_cache_quirks = False
         return cls(
             personality=personality,
             compaction_window=compaction_window,
@@ -65,6 +80,7 @@ class ServerOptions:
                 if watch_cache_quirks is None
                 else watch_cache_quirks
             ),
+            shard_selectors=shard_mode,
         )
 
     @property

@@ -21,6 +21,7 @@ from informer.testing._content import encode
 from informer.testing._fault_injection import StreamCut, StreamEnd, WatchWriter
 from informer.testing._history import History
 from informer.testing._selectors import Selector
+from informer.testing._sharding import watch_filter
 from informer.testing._signals import Signal
 from informer.testing._status import too_large
 from informer.testing._store import Change, Kind, Store, StoredObject
@@ -154,6 +155,9 @@ class WatchServer:
         timeout = params.parse_int(query, "timeoutSeconds")
         selector = params.selector(query, name)
         params.validate(options, True, rv, rvm, cont, sie)
+        shard = watch_filter(options.shard_selectors, query, selector)
+        if shard is not None:
+            selector = selector & shard.as_selector()
         history.auto_compact()
         lagged = rv != ""  # consistent reads (RV unset) are always fresh
         wanted = history.parse_rv(rv) if rv not in ("", "0") else 0

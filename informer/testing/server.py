@@ -31,6 +31,7 @@ from informer.testing._lifecycle import DeleteOptions
 from informer.testing._list import ListServer
 from informer.testing._options import PERSONALITIES, Personality, ServerOptions
 from informer.testing._registry import BUILTINS, Registry
+from informer.testing._sharding import ShardSelectorMode
 from informer.testing._signals import Signal, wait_until
 from informer.testing._watch import WatchServer
 from informer.testing.faults import Fault, FaultSet, RecordedRequest
@@ -66,6 +67,7 @@ class ApiServer:
     bookmark_before_timeout: _Option[float] = _Option()
     stale_lag: _Option[int] = _Option()
     watch_cache_quirks: _Option[bool] = _Option()
+    shard_selectors: _Option[ShardSelectorMode] = _Option()
 
     def __init__(
         self,
@@ -80,6 +82,7 @@ class ApiServer:
         bookmark_before_timeout: float = 2.0,
         stale_lag: int = 5,
         watch_cache_quirks: bool | None = None,
+        shard_selectors: ShardSelectorMode | str | None = None,
     ) -> None:
         self.options = ServerOptions.of(
             personality,
@@ -90,6 +93,7 @@ class ApiServer:
             bookmark_before_timeout=bookmark_before_timeout,
             stale_lag=stale_lag,
             watch_cache_quirks=watch_cache_quirks,
+            shard_selectors=shard_selectors,
         )
         self.host = host
         self._port = port
