@@ -15,7 +15,7 @@ from typing import Any, Self
 
 from informer import _checks
 from informer._handler import DeliveryLatency, Handler, HandlerStats
-from informer._log import get_logger
+from informer._log import describe_error, get_logger
 from informer.objects import KubeObject
 from informer.reflector import Reflector, ReflectorOptions, ReflectorStats
 from informer.resource import Resource
@@ -186,6 +186,16 @@ class Informer:
                     await handler.stop()
 
     def _ended(self, driver: _Driver) -> None:
+        task = driver.task
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            # The reflector never raises by design: this is a bug, and the informer is dead
+            # (a Manager's /healthz now fails). Said once here, not only by an unread task.
+            _log.error(
+                "informer.failed",
+                resource=self.resource.group_resource,
+                namespace=self.reflector.namespace,
+                error=describe_error(exc),
+            )
         if self._driver is driver:
             self._driver = None
             self._state = InformerState.STOPPED
