@@ -38,6 +38,7 @@ from informer.informer import (
     SharedInformerFactory,
 )
 from informer.leader_election import ElectionState, LeaderElectionStats, LeaderElector
+from informer.manager import Manager, ManagerState
 from informer.objects import KubeObject
 from informer.ownership import (
     AlreadyOwned,
@@ -103,6 +104,8 @@ __all__ = [
     "ListPage",
     "MalformedResponse",
     "MalformedWatchLine",
+    "Manager",
+    "ManagerState",
     "NotFound",
     "PatchType",
     "Priority",

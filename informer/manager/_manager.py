@@ -1,0 +1,476 @@
+"""The Manager: runs an operator's informers, controllers and leader election as Kubernetes runs a
+controller process (controller-runtime's ``Manager``, kopf's ``kopf run``).
+
+``Manager(api, leader_election="name")`` owns a writes ``Client`` and a ``SharedInformerFactory``
+over ``api``; ``informer(...)`` and ``controller(...)`` (or ``add``) give it the parts. Running it
+(``await manager.run()``, or ``async with manager`` in a test):
+
+1. serves ``/healthz``, ``/readyz`` and ``/metrics`` on one port (``port``, 8080; 0 picks a free
+   one, None serves nothing) and starts a loop-lag watchdog;
+2. starts every informer and waits until they have synced;
+3. runs the controllers: at once, or, with leader election, during each term of the Lease this
+   replica holds (every replica keeps its informers warm; a standby takes over on warm caches);
+4. on SIGTERM or SIGINT (``run``), ``stop()``, leaving ``async with`` or cancelling ``run``:
+   stops gracefully, in this order: the controllers take no new key, reconciles in flight finish
+   (each controller's ``shutdown_timeout``), the Lease is released (a standby takes over at its
+   next retry, not after the Lease expires), the informers stop, the server stops, the API client
+   is closed. The whole stop is bounded by ``shutdown_timeout``; what is left then is cut. A
+   second signal exits the process at once (status 1).
+
+``run()`` returns once stopped (so ``asyncio.run(main())`` exits 0); if a controller or the
+election failed, the manager stops the same way and ``run()`` raises that error.
+
+Probes (see ``_endpoints``): ``/healthz`` fails when the event loop lags more than
+``max_loop_lag`` or an informer's task has ended while the manager runs; ``/readyz`` passes once
+every informer has synced and, where this replica leads (or without election), every controller
+has started (synced and caught up); a standby replica is ready. ``add_health_check`` and
+``add_ready_check`` add the application's own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+from informer._log import describe_error, get_logger
+from informer.client import Client
+from informer.controller import Controller, ControllerState, Mapper, Reconcile
+from informer.informer import Informer, InformerState, SharedInformerFactory
+from informer.leader_election import LeaderElector
+from informer.manager._endpoints import Check, Endpoints
+from informer.manager._metrics import MetricsExport
+from informer.manager._signals import stop_on_signals
+from informer.manager._watchdog import LoopWatchdog
+from informer.reflector import ReflectorOptions
+from informer.resource import Resource
+
+__all__ = ["DEFAULT_PORT", "Manager", "ManagerState", "pod_namespace"]
+
+_log = get_logger("informer.manager")
+
+DEFAULT_PORT = 8080  # controller-runtime's metrics port; here the probes share it
+_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+
+
+class ManagerState(enum.Enum):
+    """Where a ``Manager`` stands. A manager runs once (build a new one to run again)."""
+
+    NEW = "new"
+    STARTING = "starting"  # serving probes, informers syncing
+    RUNNING = "running"  # informers synced; controllers running (or campaigning for the Lease)
+    STOPPING = "stopping"  # the graceful stop (see the module docstring)
+    STOPPED = "stopped"
+
+
+def pod_namespace(default: str = "default") -> str:
+    """The namespace this pod runs in (its service account's), else ``default``."""
+    try:
+        return _NAMESPACE_FILE.read_text().strip() or default
+    except OSError:
+        return default
+
+
+class Manager:
+    """Runs informers, controllers, an optional leader election, probes and metrics (see the
+    module docstring).
+
+    ``api`` is a ``kubernetes_asyncio`` ``ApiClient`` (``await connect()``); the manager closes it
+    when it stops (``close_client=False`` leaves it open). ``client`` is the writes ``Client`` (one
+    with ``field_manager`` is made). ``leader_election`` is a Lease name (in
+    ``leader_election_namespace``, else this pod's namespace, else ``default``) or a
+    ``LeaderElector`` of your own (its timings and identity); None runs the controllers at once.
+    ``options`` are the informers' ``ReflectorOptions``. ``registry``: the Prometheus registry
+    ``/metrics`` serves (the default one).
+    """
+
+    def __init__(
+        self,
+        api: Any,
+        *,
+        client: Client | None = None,
+        field_manager: str = "informer",
+        leader_election: str | LeaderElector | None = None,
+        leader_election_namespace: str | None = None,
+        options: ReflectorOptions | None = None,
+        host: str = "0.0.0.0",
+        port: int | None = DEFAULT_PORT,
+        shutdown_timeout: float = 30.0,
+        max_loop_lag: float = 5.0,
+        close_client: bool = True,
+        registry: Any | None = None,
+        watchdog: LoopWatchdog | None = None,
+    ) -> None:
+        self.api = api
+        self.client = client if client is not None else Client(api, field_manager=field_manager)
+        self.factory = SharedInformerFactory(api, options=options)
+        if isinstance(leader_election, str):
+            namespace = leader_election_namespace or pod_namespace()
+            leader_election = LeaderElector(self.client, leader_election, namespace)
+        self.elector: LeaderElector | None = leader_election
+        self.host = host
+        self.port = port
+        self.shutdown_timeout = shutdown_timeout
+        self.close_client = close_client
+        self.watchdog = watchdog or LoopWatchdog(max_lag=max_loop_lag)
+        self._metrics = MetricsExport(registry)
+        self._informers: list[Informer] = []  # added one by one (not through a factory)
+        self._factories: list[SharedInformerFactory] = [self.factory]
+        self._controllers: list[Controller] = []
+        self._health_checks: list[Check] = []
+        self._ready_checks: list[Check] = []
+        self._state = ManagerState.NEW
+        self._endpoints: Endpoints | None = None
+        self._work: asyncio.Task[None] | None = None
+        self._controller_tasks: dict[Controller, asyncio.Task[None]] = {}
+        self._leading = False  # controllers run in this replica (a term, or no election)
+        self._stop_requested = asyncio.Event()  # binds to a loop on first use
+        self._stopping: asyncio.Task[None] | None = None
+        self._failure: BaseException | None = None
+        self._stop_reason = "stop"
+        self._log = _log.bind(lease=None if self.elector is None else self.elector.name)
+
+    # -- building --------------------------------------------------------------------------
+    def informer(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        transform: Callable[[dict[str, Any]], Any] | None = None,
+    ) -> Informer:
+        """The shared informer of the manager's factory for this resource and scope."""
+        return self.factory.informer(
+            resource,
+            namespace=namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            transform=transform,
+        )
+
+    def controller(
+        self,
+        reconcile: Reconcile,
+        *,
+        for_: Informer,
+        owns: Sequence[Informer] = (),
+        watches: Sequence[tuple[Informer, Mapper]] = (),
+        **options: Any,
+    ) -> Controller:
+        """A ``Controller`` run by this manager, reading its own writes through ``client`` (the
+        ``Controller`` arguments; ``client=None`` turns read-your-own-writes off)."""
+        options.setdefault("client", self.client)
+        controller = Controller(reconcile, for_=for_, owns=owns, watches=watches, **options)
+        self.add(controller)
+        return controller
+
+    def add(self, *parts: Informer | SharedInformerFactory | Controller) -> None:
+        """Run these too: informers and factories from start to stop, controllers where this
+        replica leads. Their informers must be added too (or come from ``informer``)."""
+        if self._state is not ManagerState.NEW:
+            raise RuntimeError("add parts before the manager starts")
+        for part in parts:
+            if isinstance(part, Controller):
+                bucket: list[Any] = self._controllers
+            elif isinstance(part, SharedInformerFactory):
+                bucket = self._factories
+            elif isinstance(part, Informer):
+                bucket = self._informers
+            else:
+                raise TypeError(f"cannot run a {type(part).__name__}")
+            if part not in bucket:
+                bucket.append(part)
+
+    def add_health_check(self, name: str, check: Callable[[], str | None]) -> None:
+        """A liveness check of your own: ``check()`` returns None when healthy, else why not."""
+        self._health_checks.append(Check(name, check))
+
+    def add_ready_check(self, name: str, check: Callable[[], str | None]) -> None:
+        """A readiness check of your own (as ``add_health_check``)."""
+        self._ready_checks.append(Check(name, check))
+
+    # -- what runs ----------------------------------------------------------------------------
+    @property
+    def state(self) -> ManagerState:
+        return self._state
+
+    @property
+    def informers(self) -> list[Informer]:
+        """Every informer the manager runs (its factories' and those added)."""
+        found: list[Informer] = []
+        for inf in [*(i for f in self._factories for i in f.informers), *self._informers]:
+            if inf not in found:
+                found.append(inf)
+        return found
+
+    @property
+    def controllers(self) -> list[Controller]:
+        return list(self._controllers)
+
+    @property
+    def failure(self) -> BaseException | None:
+        """What ended the manager (a controller's or the election's error, or the shutdown
+        deadline), once stopped; None for a clean stop."""
+        return self._failure
+
+    @property
+    def is_leading(self) -> bool:
+        """The controllers run in this replica (it holds the Lease, or there is no election)."""
+        return self._leading
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    async def run(self, *, handle_signals: bool = True) -> None:
+        """Start, run until a signal (``handle_signals``), ``stop()`` or a failure, then stop
+        gracefully. Raises the failure of a controller or of the election, if one ended it.
+        Cancelling ``run`` stops gracefully too, then raises ``CancelledError``."""
+        with stop_on_signals(self._on_signal) if handle_signals else contextlib.nullcontext():
+            await self.start()
+            try:
+                await self._stop_requested.wait()
+            finally:
+                await self.stop()
+        if self._failure is not None:
+            raise self._failure
+
+    async def start(self) -> None:
+        """Serve the endpoints, start the informers, and return; syncing, the election and the
+        controllers go on in the background (``wait_synced``)."""
+        if self._state is not ManagerState.NEW:
+            raise RuntimeError(f"a manager runs once (this one is {self._state.value})")
+        self._state = ManagerState.STARTING
+        self.watchdog.start()
+        self._metrics.register([*self._factories, *self._informers, *self._controllers])
+        if self.port is not None:
+            self._endpoints = Endpoints(
+                host=self.host,
+                port=self.port,
+                health=self.health_checks,
+                readiness=self.ready_checks,
+                metrics=self._metrics.render,
+            )
+            try:
+                self.port = await self._endpoints.start()
+            except BaseException:
+                self._endpoints = None
+                await self.watchdog.stop()
+                self._metrics.unregister()
+                self._state = ManagerState.STOPPED
+                raise
+        for factory in self._factories:
+            factory.start()
+        for inf in self._informers:
+            inf.start()
+        self._work = asyncio.create_task(self._run_work(), name="informer-manager")
+        self._work.add_done_callback(self._work_ended)
+        self._log.info(
+            "manager.started",
+            informers=len(self.informers),
+            controllers=len(self._controllers),
+            port=self.port,
+        )
+
+    async def wait_synced(self, timeout: float | None = None) -> None:
+        """Until every informer has synced (``TimeoutError`` after ``timeout``)."""
+        async with asyncio.timeout(timeout):
+            await asyncio.gather(*(inf.wait_for_sync() for inf in self.informers))
+
+    def request_stop(self) -> None:
+        """Ask for the graceful stop without waiting for it (``run`` then returns)."""
+        self._stop_requested.set()
+
+    async def stop(self) -> None:
+        """Stop gracefully (see the module docstring); every caller returns once stopped."""
+        if self._state is ManagerState.NEW:
+            self._state = ManagerState.STOPPED
+            return
+        self.request_stop()
+        if self._stopping is None:
+            self._stopping = asyncio.create_task(self._shutdown(), name="informer-manager-stop")
+        await asyncio.wait([self._stopping])  # not cancelled with the caller: it must finish
+
+    def _on_signal(self, name: str) -> None:
+        self._stop_reason = name
+        self.request_stop()
+
+    # -- the work: sync, then the controllers (under the election) -------------------------
+    async def _run_work(self) -> None:
+        await self.wait_synced()
+        if self._state is ManagerState.STARTING:
+            self._state = ManagerState.RUNNING
+        self._log.info("manager.synced", informers=len(self.informers))
+        if self.elector is None:
+            await self._lead()
+        else:
+            await self.elector.run(on_started_leading=self._lead)
+
+    async def _lead(self) -> None:
+        """Run every controller until cancelled (the term or the manager ends), then stop them
+        gracefully; raise if one of them fails (a failed controller must not keep the Lease)."""
+        self._leading = True
+        tasks = {
+            c: asyncio.create_task(c.run(), name=f"informer-manager-{c.name}")
+            for c in self._controllers
+        }
+        self._controller_tasks = tasks
+        try:
+            if not tasks:
+                await asyncio.Event().wait()  # informers only: run until stopped
+            done, _ = await asyncio.wait(tasks.values(), return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                if not task.cancelled() and (exc := task.exception()) is not None:
+                    self._log.error("manager.controller_failed", error=describe_error(exc))
+                    raise exc
+            await asyncio.wait(tasks.values())  # stopped from outside: wait for the others
+        finally:
+            self._leading = False
+            await self._stop_controllers()
+
+    async def _stop_controllers(self) -> None:
+        """Cancel the controllers' runs (no new key; reconciles in flight finish up to each
+        controller's ``shutdown_timeout``) and wait for them."""
+        tasks = self._controller_tasks
+        for task in tasks.values():
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks.values())
+        if self._controller_tasks is tasks:
+            self._controller_tasks = {}
+
+    def _work_ended(self, task: asyncio.Task[None]) -> None:
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None and self._failure is None:
+            self._failure = exc
+            self._stop_reason = "failure"
+            self._log.error("manager.failed", error=describe_error(exc))
+        self.request_stop()
+
+    # -- stopping ---------------------------------------------------------------------------
+    async def _shutdown(self) -> None:
+        self._state = ManagerState.STOPPING
+        self._log.info("manager.stopping", reason=self._stop_reason)
+        graceful = asyncio.create_task(self._stop_parts(), name="informer-manager-graceful")
+        done, _ = await asyncio.wait([graceful], timeout=self.shutdown_timeout)
+        if not done:
+            await self._cut(graceful)
+        elif (exc := graceful.exception()) is not None and self._failure is None:
+            self._failure = exc
+        try:
+            if self._endpoints is not None:
+                await self._endpoints.stop()
+            self._metrics.unregister()
+            await self.watchdog.stop()
+            if self.close_client:
+                await self.api.close()
+        finally:
+            self._state = ManagerState.STOPPED
+            self._log.info("manager.stopped", failed=self._failure is not None)
+
+    async def _cut(self, graceful: asyncio.Task[None]) -> None:
+        """``shutdown_timeout`` passed: cut what is left. The Lease is not released: a reconcile
+        that did not stop may still write, so a standby must wait until the Lease expires."""
+        self._log.error("manager.shutdown_deadline", timeout=self.shutdown_timeout)
+        if self._failure is None:
+            self._failure = TimeoutError("the manager did not stop within shutdown_timeout")
+        if self.elector is not None:
+            self.elector.release_on_cancel = False
+        graceful.cancel()
+        for task in [*self._controller_tasks.values(), self._work]:
+            if task is not None:
+                task.cancel()
+        await asyncio.wait([graceful])
+        await asyncio.gather(*(f.stop() for f in self._factories))
+        await asyncio.gather(*(inf.stop() for inf in self._informers))
+
+    async def _stop_parts(self) -> None:
+        """The graceful order: controllers (in-flight reconciles finish), the Lease, informers."""
+        await self._stop_controllers()
+        work = self._work
+        if work is not None:
+            work.cancel()  # ends the term (controllers already stopped) and releases the Lease
+            await asyncio.wait([work])
+        await asyncio.gather(*(f.stop() for f in self._factories))
+        await asyncio.gather(*(inf.stop() for inf in self._informers))
+
+    # -- probes -----------------------------------------------------------------------------
+    def health_checks(self) -> list[Check]:
+        """Liveness: the loop keeps time, and every informer's task runs."""
+        checks = [Check("event-loop", self.watchdog.check)]
+        for inf in self.informers:
+            checks.append(Check(f"informer:{_describe(inf)}", _informer_alive(self, inf)))
+        return [*checks, *self._health_checks]
+
+    def ready_checks(self) -> list[Check]:
+        """Readiness: not stopping, every informer synced, controllers started where leading."""
+        checks = [Check("shutdown", self._not_stopping)]
+        for inf in self.informers:
+            checks.append(Check(f"informer-synced:{_describe(inf)}", _informer_synced(inf)))
+        if self.elector is not None:
+            checks.append(Check("leader-election", self._election_status))
+        for c in self._controllers:
+            checks.append(Check(f"controller:{c.name}", self._controller_started(c)))
+        return [*checks, *self._ready_checks]
+
+    def _not_stopping(self) -> str | None:
+        if self._state in (ManagerState.STOPPING, ManagerState.STOPPED):
+            return "shutting down"
+        return None
+
+    def _election_status(self) -> str | None:
+        work = self._work
+        if work is not None and work.done():
+            return "the election has ended"
+        return None
+
+    def _controller_started(self, controller: Controller) -> Callable[[], str | None]:
+        def check() -> str | None:
+            if self.elector is not None and not self._leading:
+                return None  # a standby is ready: its caches are warm, it does not reconcile
+            if controller.state is not ControllerState.RUNNING:
+                return f"controller {controller.state.value}"
+            return None
+
+        return check
+
+
+def _describe(inf: Informer) -> str:
+    r = inf.reflector
+    scope = r.resource.group_resource
+    if r.namespace:
+        scope += f"/{r.namespace}"
+    for selector in (r.label_selector, r.field_selector):
+        if selector:
+            scope += f"?{selector}"
+    return scope
+
+
+def _informer_alive(manager: Manager, inf: Informer) -> Callable[[], str | None]:
+    def check() -> str | None:
+        if manager.state in (ManagerState.STARTING, ManagerState.RUNNING):
+            if inf.state is not InformerState.RUNNING:
+                return f"informer {inf.state.value}"
+        return None
+
+    return check
+
+
+def _informer_synced(inf: Informer) -> Callable[[], str | None]:
+    return lambda: None if inf.has_synced else "not synced"

@@ -1,0 +1,293 @@
+"""The Manager's /healthz, /readyz and /metrics over real HTTP, across its lifecycle: not ready
+before its informers have synced, ready after; a standby replica ready; liveness failing when an
+informer's task has died or the event loop lags; metrics from the registry, or a clear 501."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import pytest
+from prometheus_client import CollectorRegistry
+
+from informer import (
+    CONFIGMAPS,
+    LEASES,
+    InformerState,
+    LeaderElector,
+    Manager,
+    ManagerState,
+    Request,
+)
+from informer._log import capture_logs
+from informer.manager import LoopWatchdog
+from informer.testing import ApiServer, Fault
+from informer.workqueue import ManualClock
+from tests.conftest import ELECTION, FAST, cm, wait_until
+
+
+async def get(manager: Manager, path: str) -> tuple[int, str]:
+    async with (
+        aiohttp.ClientSession() as http,
+        http.get(f"http://127.0.0.1:{manager.port}{path}") as response,
+    ):
+        return response.status, await response.text()
+
+
+async def reconcile_nothing(request: Request) -> None:
+    return None
+
+
+def new_manager(server: ApiServer, **kwargs: Any) -> Manager:
+    kwargs.setdefault("registry", CollectorRegistry())
+    return Manager(server.api_client(), host="127.0.0.1", port=0, options=FAST, **kwargs)
+
+
+@pytest.fixture
+async def manager(api_server: ApiServer) -> AsyncIterator[Manager]:
+    manager = new_manager(api_server)
+    try:
+        yield manager
+    finally:
+        await manager.stop()
+
+
+@pytest.mark.asyncio
+async def test_not_ready_until_the_informers_have_synced(
+    api_server: ApiServer, manager: Manager
+) -> None:
+    failing = api_server.faults.add(
+        Fault(verb="list", resource="configmaps", status=500, times=None)
+    )
+    sources = manager.informer(CONFIGMAPS)
+    controller = manager.controller(reconcile_nothing, for_=sources)
+    await manager.start()
+    await api_server.wait_for_requests(lambda _: failing.fired >= 2)
+
+    status, body = await get(manager, "/readyz")
+    assert status == 500
+    assert "[-]informer-synced:configmaps failed: not synced" in body
+    assert "[-]controller:configmap failed: controller" in body
+    assert body.endswith("readyz check failed\n")
+    assert await get(manager, "/healthz") == (200, "ok")  # alive, only not ready
+
+    api_server.faults.remove(failing)
+    await manager.wait_synced(timeout=10)
+    await controller.wait_running(timeout=10)
+    assert manager.state is ManagerState.RUNNING
+    assert await get(manager, "/readyz") == (200, "ok")
+    status, body = await get(manager, "/readyz?verbose")
+    assert status == 200
+    assert "[+]informer-synced:configmaps ok" in body
+    assert "[+]controller:configmap ok" in body
+    status, body = await get(manager, "/healthz?verbose")
+    assert status == 200
+    assert "[+]event-loop ok" in body
+    assert "[+]informer:configmaps ok" in body
+
+
+@pytest.mark.asyncio
+async def test_a_standby_replica_is_ready(api_server: ApiServer) -> None:
+    """Two replicas with a Lease: one leads and reconciles, the other keeps warm caches, does not
+    reconcile, and is ready too."""
+    api_server.create(CONFIGMAPS, cm("a"))
+    replicas: list[Manager] = []
+    try:
+        for i in range(2):
+            m = new_manager(api_server)
+            m.elector = LeaderElector(m.client, "probes", "default", identity=f"r{i}", **ELECTION)
+            m.controller(reconcile_nothing, for_=m.informer(CONFIGMAPS))
+            replicas.append(m)
+        await replicas[0].start()
+        assert replicas[0].elector is not None
+        await asyncio.wait_for(replicas[0].elector.wait_until_leading(), 10)
+        await replicas[0].controllers[0].wait_running(timeout=10)
+        await replicas[1].start()
+        await replicas[1].wait_synced(timeout=10)
+        standby = replicas[1].elector
+        assert standby is not None
+        # until the standby has seen the leader's Lease (a request of its own answered)
+        await api_server.wait_for_requests(lambda _: standby.leader == "r0")
+
+        for m in replicas:
+            status, body = await get(m, "/readyz?verbose")
+            assert status == 200, body
+            assert "[+]controller:configmap ok" in body
+        assert replicas[0].is_leading and not replicas[1].is_leading
+        assert replicas[1].controllers[0].state.value == "new"  # it never reconciled
+    finally:
+        for m in replicas:
+            await m.stop()
+
+
+@pytest.mark.asyncio
+async def test_healthz_fails_when_an_informer_task_died(
+    api_server: ApiServer, manager: Manager
+) -> None:
+    inf = manager.informer(CONFIGMAPS)
+    run = inf.reflector.run
+    die = asyncio.Event()
+
+    async def dies_on_demand() -> None:  # the reflector, until a planted crash
+        reflector = asyncio.ensure_future(run())
+        try:
+            await die.wait()
+            raise RuntimeError("planted")
+        finally:
+            reflector.cancel()
+            await asyncio.wait([reflector])
+
+    inf.reflector.run = dies_on_demand  # type: ignore[method-assign]
+    await manager.start()
+    await manager.wait_synced(timeout=10)
+    assert await get(manager, "/healthz") == (200, "ok")
+
+    with capture_logs() as logs:
+        die.set()
+        await wait_until(lambda: inf.state is InformerState.STOPPED)  # its task has ended
+    assert [e["error"].split(" ")[0] for e in logs if e["event"] == "informer.failed"] == [
+        "RuntimeError"
+    ]
+    status, body = await get(manager, "/healthz")
+    assert status == 500
+    assert "[-]informer:configmaps failed: informer stopped" in body
+    assert "[+]event-loop ok" in body
+    assert body.endswith("healthz check failed\n")
+
+
+@pytest.mark.asyncio
+async def test_healthz_fails_while_the_event_loop_lags(api_server: ApiServer) -> None:
+    clock = ManualClock()
+    watchdog = LoopWatchdog(interval=1.0, max_lag=2.0, clock=clock)
+    manager = new_manager(api_server, watchdog=watchdog)
+    async with manager:
+        await manager.wait_synced(timeout=10)
+        clock.advance(1.5)  # a tick 0.5 s late: within bounds
+        await get(manager, "/")  # a round trip: the watchdog has run since
+        assert await get(manager, "/healthz") == (200, "ok")
+        assert watchdog.lag == pytest.approx(0.5)
+
+        clock.advance(10.0)  # the loop stalled 10 s
+        status, body = await get(manager, "/healthz")
+        assert status == 500
+        assert "[-]event-loop failed: event loop lag" in body
+
+        clock.advance(1.0)  # on time again
+        await get(manager, "/")
+        assert await get(manager, "/healthz") == (200, "ok")
+
+
+@pytest.mark.asyncio
+async def test_metrics_serves_the_registry(api_server: ApiServer, manager: Manager) -> None:
+    api_server.create(CONFIGMAPS, cm("a"))
+    controller = manager.controller(reconcile_nothing, for_=manager.informer(CONFIGMAPS))
+    async with manager:
+        await controller.wait_running(timeout=10)
+        status, body = await get(manager, "/metrics")
+    assert status == 200
+    assert 'reflector_lists_total{namespace="",resource="configmaps",selector=""} 1.0' in body
+    assert 'controller_runtime_reconcile_total{controller="configmap"' in body
+    assert 'workqueue_adds_total{name="configmap"}' in body
+
+
+@pytest.mark.asyncio
+async def test_metrics_without_prometheus_client_answer_501(
+    api_server: ApiServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "prometheus_client", None)  # not installed
+    manager = Manager(api_server.api_client(), host="127.0.0.1", port=0, options=FAST)
+    async with manager:
+        status, body = await get(manager, "/metrics")
+        assert status == 501
+        assert "prometheus-client" in body
+        assert await get(manager, "/healthz") == (200, "ok")
+
+
+@pytest.mark.asyncio
+async def test_readyz_fails_once_stopping_and_the_port_closes_when_stopped(
+    api_server: ApiServer,
+) -> None:
+    release = asyncio.Event()
+    entered = asyncio.Event()
+
+    async def slow(request: Request) -> None:
+        entered.set()
+        await release.wait()
+
+    api_server.create(CONFIGMAPS, cm("a"))
+    manager = new_manager(api_server)
+    manager.controller(slow, for_=manager.informer(CONFIGMAPS), shutdown_timeout=30)
+    await manager.start()
+    await entered.wait()
+    stopping = asyncio.create_task(manager.stop())
+    while manager.state is not ManagerState.STOPPING:  # noqa: ASYNC110 - a state, no event
+        await asyncio.sleep(0)
+    status, body = await get(manager, "/readyz")
+    assert status == 500
+    assert "[-]shutdown failed: shutting down" in body
+    assert await get(manager, "/healthz") == (200, "ok")
+    release.set()
+    await stopping
+    assert manager.state is ManagerState.STOPPED
+    with pytest.raises(aiohttp.ClientConnectionError):
+        await get(manager, "/healthz")
+
+
+@pytest.mark.asyncio
+async def test_a_failing_collector_answers_500_without_its_message(api_server: ApiServer) -> None:
+    class Broken:
+        def collect(self) -> Any:
+            raise RuntimeError("secret-value")
+
+    registry = CollectorRegistry()
+    registry.register(Broken())  # type: ignore[arg-type]
+    async with new_manager(api_server, registry=registry) as manager:
+        with capture_logs() as logs:
+            status, body = await get(manager, "/metrics")
+    assert (status, body) == (500, "collecting metrics failed: RuntimeError\n")
+    assert "secret-value" not in repr(logs)
+    assert [e["event"] for e in logs if e["log_level"] == "error"] == ["manager.metrics_failed"]
+
+
+@pytest.mark.asyncio
+async def test_a_failed_controller_stops_the_manager_and_run_raises(api_server: ApiServer) -> None:
+    manager = new_manager(api_server, leader_election="failing")
+    controller = manager.controller(reconcile_nothing, for_=manager.informer(CONFIGMAPS))
+
+    async def crashes() -> None:
+        raise RuntimeError("planted")
+
+    controller.run = crashes  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError, match="planted"):
+        await manager.run(handle_signals=False)
+    assert manager.state is ManagerState.STOPPED
+    assert all(inf.state is InformerState.STOPPED for inf in manager.informers)
+    lease = api_server.get(LEASES, "failing", "default")
+    assert lease is not None and not lease["spec"].get("holderIdentity")  # given up at once
+
+
+@pytest.mark.asyncio
+async def test_past_the_shutdown_timeout_the_rest_is_cut_and_the_lease_left_to_expire(
+    api_server: ApiServer,
+) -> None:
+    entered = asyncio.Event()
+
+    async def stuck(request: Request) -> None:
+        entered.set()
+        await asyncio.Event().wait()
+
+    api_server.create(CONFIGMAPS, cm("a"))
+    manager = new_manager(api_server, leader_election="stuck", shutdown_timeout=0.2)
+    manager.controller(stuck, for_=manager.informer(CONFIGMAPS), shutdown_timeout=60)
+    running = asyncio.create_task(manager.run(handle_signals=False))
+    await entered.wait()
+    manager.request_stop()
+    with pytest.raises(TimeoutError):
+        await running
+    assert manager.state is ManagerState.STOPPED
+    assert all(inf.state is InformerState.STOPPED for inf in manager.informers)
+    lease = api_server.get(LEASES, "stuck", "default")
+    assert lease is not None and lease["spec"]["holderIdentity"]  # a reconcile may still write

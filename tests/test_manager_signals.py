@@ -1,0 +1,176 @@
+"""A Manager in its own process, stopped by signals as Kubernetes and a terminal stop it: SIGTERM
+(or SIGINT) lets the reconcile in flight finish, takes no new key, releases the Lease and exits 0;
+a second signal exits at once (1). Also ``examples/configmap_mirror.py --cluster --metrics-port``
+serving its probes and metrics. The processes talk to a test API server in this process."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from informer import CONFIGMAPS, LEASES, NAMESPACES
+from informer.testing import ApiServer
+
+pytestmark = pytest.mark.asyncio
+
+ROOT = Path(__file__).resolve().parents[1]
+
+APP = """
+import asyncio, sys
+from informer import CONFIGMAPS, Manager, Request, connect
+
+async def main(port: int) -> None:
+    manager = Manager(await connect(), leader_election="slow", port=port, host="127.0.0.1")
+    work = manager.informer(CONFIGMAPS, namespace="work")
+    go = asyncio.Event()
+    work.add_handler(on_add=lambda obj, _: go.set() if obj.name == "go" else None)
+
+    async def mark(name: str) -> None:
+        await manager.client.create(CONFIGMAPS, {"metadata": {"name": name, "namespace": "marks"}})
+
+    async def reconcile(request: Request) -> None:
+        await mark(f"started-{request.name}")
+        await go.wait()  # in flight until the test creates work/go
+        await mark(f"finished-{request.name}")
+
+    manager.controller(reconcile, for_=work, shutdown_timeout=60)
+    await manager.run()
+
+asyncio.run(main(int(sys.argv[1])))
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def wait_for_endpoint(port: int, path: str, status: int, text: str = "") -> str:
+    """Until ``GET path`` answers ``status`` with ``text`` in its body (polled: another process)."""
+    async with aiohttp.ClientSession() as http, asyncio.timeout(30):
+        while True:
+            try:
+                async with http.get(f"http://127.0.0.1:{port}{path}") as response:
+                    body = await response.text()
+                    if response.status == status and text in body:
+                        return body
+            except aiohttp.ClientConnectionError:
+                pass  # not listening yet
+            await asyncio.sleep(0.02)
+
+
+@pytest.fixture
+async def kubeconfig(api_server: ApiServer, tmp_path: Path) -> AsyncIterator[dict[str, str]]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBERNETES_")}
+    env["KUBECONFIG"] = str(api_server.write_kubeconfig(tmp_path / "kubeconfig"))
+    env["PYTHONPATH"] = str(ROOT)
+    yield env
+
+
+async def start(env: dict[str, str], *args: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        *args,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+
+
+async def exit_status(process: asyncio.subprocess.Process) -> tuple[int, str]:
+    _, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode is not None
+    return process.returncode, err.decode()
+
+
+def holder(server: ApiServer, name: str) -> Any:
+    lease = server.get(LEASES, name, "default")
+    assert lease is not None
+    return lease["spec"].get("holderIdentity")
+
+
+def marks(server: ApiServer) -> set[str]:
+    return {m["metadata"]["name"] for m in server.list_objects(CONFIGMAPS, "marks")}
+
+
+async def in_flight_app(server: ApiServer, env: dict[str, str], port: int) -> Any:
+    for ns in ("work", "marks"):
+        server.create(NAMESPACES, {"metadata": {"name": ns}})
+    server.create(CONFIGMAPS, {"metadata": {"name": "slow", "namespace": "work"}})
+    process = await start(env, "-c", APP, str(port))
+    try:  # until its reconcile of work/slow is in flight
+        await server.wait_for_requests(lambda _: "started-slow" in marks(server), timeout=30)
+    except BaseException:
+        process.kill()
+        await process.wait()
+        raise
+    return process
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+async def test_a_signal_finishes_the_reconcile_in_flight_releases_the_lease_and_exits_0(
+    api_server: ApiServer, kubeconfig: dict[str, str], sig: signal.Signals
+) -> None:
+    port = free_port()
+    process = await in_flight_app(api_server, kubeconfig, port)
+    assert holder(api_server, "slow")
+    process.send_signal(sig)
+    await wait_for_endpoint(port, "/readyz", 500, "[-]shutdown failed: shutting down")
+    # work/go releases the reconcile in flight; as a new key it must not be taken any more
+    api_server.create(CONFIGMAPS, {"metadata": {"name": "go", "namespace": "work"}})
+    status, err = await exit_status(process)
+    assert status == 0, err
+    assert marks(api_server) == {"started-slow", "finished-slow"}
+    assert not holder(api_server, "slow")  # released, not left to expire
+    assert "Traceback" not in err
+
+
+async def test_a_second_signal_exits_at_once(
+    api_server: ApiServer, kubeconfig: dict[str, str]
+) -> None:
+    port = free_port()
+    process = await in_flight_app(api_server, kubeconfig, port)
+    process.send_signal(signal.SIGTERM)
+    await wait_for_endpoint(port, "/readyz", 500, "[-]shutdown failed: shutting down")
+    process.send_signal(signal.SIGINT)  # the reconcile in flight would wait 60 s for work/go
+    status, err = await exit_status(process)
+    assert status == 1, err
+    assert marks(api_server) == {"started-slow"}  # cut, not finished
+    assert holder(api_server, "slow")  # no graceful stop: not released
+
+
+async def test_configmap_mirror_example_serves_probes_and_metrics_and_stops_on_sigterm(
+    api_server: ApiServer, kubeconfig: dict[str, str]
+) -> None:
+    for ns in ("mirror", "team-a"):
+        api_server.create(NAMESPACES, {"metadata": {"name": ns}})
+    meta = {"name": "a", "namespace": "team-a", "labels": {"mirror": "true"}}
+    api_server.create(CONFIGMAPS, {"metadata": meta, "data": {"k": "v"}})
+    port = free_port()
+    example = str(ROOT / "examples" / "configmap_mirror.py")
+    process = await start(kubeconfig, example, "--cluster", "--metrics-port", str(port))
+    try:
+        await api_server.wait_for_requests(
+            lambda _: api_server.get(CONFIGMAPS, "team-a.a", "mirror") is not None, timeout=30
+        )
+        await wait_for_endpoint(port, "/readyz", 200, "ok")
+        await wait_for_endpoint(port, "/healthz", 200, "ok")
+        metrics = await wait_for_endpoint(port, "/metrics", 200, "controller_runtime_reconcile")
+        assert 'reflector_lists_total{namespace="",resource="configmaps"' in metrics
+        assert holder(api_server, "configmap-mirror")
+    finally:
+        process.send_signal(signal.SIGTERM)
+        status, err = await exit_status(process)
+    assert status == 0, err
+    assert not holder(api_server, "configmap-mirror")
+    assert "manager.stopped" in err  # it logs (configure_logging), with timestamps
