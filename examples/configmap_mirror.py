@@ -1,11 +1,14 @@
 """An operator: ConfigMaps labelled ``mirror=true`` in any namespace are copied into namespace
 ``mirror`` and kept in sync; mirrors whose source vanished (or lost the label) are deleted.
 
-Informers + a Controller (read-your-own-writes) + the writes Client + leader election: run
-several replicas, one reconciles, the others keep warm caches and take over.
+A Manager runs two informers, a Controller (read-your-own-writes) and leader election: run
+several replicas, one reconciles, the others keep warm caches and take over. It serves
+``/healthz``, ``/readyz`` and ``/metrics`` on one port and stops gracefully on SIGTERM (in-flight
+reconciles finish, the Lease is released).
 
 python examples/configmap_mirror.py             # on the embedded test API server, with a demo
 python examples/configmap_mirror.py --cluster   # on the cluster of your kubeconfig (Ctrl-C)
+python examples/configmap_mirror.py --cluster --metrics-port 8080   # probes and metrics there
 """
 
 from __future__ import annotations
@@ -18,17 +21,17 @@ from typing import Any
 from informer import (
     CONFIGMAPS,
     NAMESPACES,
-    AlreadyExists,
     Client,
-    Controller,
-    Informer,
     KubeObject,
     LeaderElector,
+    Manager,
     NotFound,
     ReflectorOptions,
     Request,
     connect,
 )
+from informer.log_config import configure_logging
+from informer.manager import pod_namespace
 
 MIRROR_NS = "mirror"
 FROM_NS, FROM_NAME = "mirror.example.com/namespace", "mirror.example.com/name"
@@ -40,19 +43,31 @@ def source_of(mirror: KubeObject) -> list[Request]:
     return [Request(labels[FROM_NAME], labels[FROM_NS])] if FROM_NAME in labels else []
 
 
-async def operator(
+def operator(
     api: Any,
     *,
     identity: str | None = None,
     options: ReflectorOptions | None = None,
+    port: int | None = None,
+    close_client: bool = True,
     **election: float,
-) -> None:
-    """Run one replica until cancelled (``election``: LeaderElector timings)."""
+) -> Manager:
+    """One replica, ready to ``run()`` (``election``: LeaderElector timings; ``port``: where to
+    serve the probes and metrics, None for nowhere)."""
     client = Client(api, field_manager="configmap-mirror")
-    sources = Informer(api, CONFIGMAPS, label_selector="mirror=true", options=options)
-    mirrors = Informer(
-        api, CONFIGMAPS, namespace=MIRROR_NS, label_selector=FROM_NAME, options=options
+    elector = LeaderElector(
+        client, "configmap-mirror", pod_namespace(), identity=identity, **election
     )
+    manager = Manager(
+        api,
+        client=client,
+        leader_election=elector,
+        options=options,
+        port=port,
+        close_client=close_client,
+    )
+    sources = manager.informer(CONFIGMAPS, label_selector="mirror=true")
+    mirrors = manager.informer(CONFIGMAPS, namespace=MIRROR_NS, label_selector=FROM_NAME)
 
     async def reconcile(request: Request) -> None:
         name = f"{request.namespace}.{request.name}"
@@ -72,19 +87,14 @@ async def operator(
             body = {k: v for k, v in mirror.to_dict().items() if k not in ("data", "binaryData")}
             await client.replace(CONFIGMAPS, {**body, **data})  # conditional on its RV
 
-    controller = Controller(
+    manager.controller(  # reads its own writes: never reconciles on a cache older than them
         reconcile,
         for_=sources,
         watches=[(mirrors, source_of)],
-        client=client,  # read-your-own-writes: never reconcile on a cache older than our writes
         workers=4,
         shutdown_timeout=1.0,  # stop well within the lease when leadership is lost
     )
-    with contextlib.suppress(AlreadyExists):
-        await client.create(NAMESPACES, {"metadata": {"name": MIRROR_NS}})
-    elector = LeaderElector(client, "configmap-mirror", "default", identity=identity, **election)
-    async with sources, mirrors:  # warm standby: caches sync whether or not we lead
-        await elector.run(on_started_leading=controller.run)
+    return manager
 
 
 def mirrored(server: Any) -> dict[str, Any]:
@@ -99,10 +109,11 @@ async def demo() -> None:
     from informer.testing import ApiServer
 
     async with ApiServer() as server:
-        for ns in ("team-a", "team-b"):
+        for ns in ("team-a", "team-b", MIRROR_NS):
             server.create(NAMESPACES, {"metadata": {"name": ns}})
         api = server.api_client()
-        replicas = [asyncio.create_task(operator(api, identity=f"replica-{i}")) for i in (1, 2)]
+        managers = [operator(api, identity=f"replica-{i}", close_client=False) for i in (1, 2)]
+        replicas = [asyncio.create_task(m.run(handle_signals=False)) for m in managers]
         try:
             client = Client(api)
             for i, ns in enumerate(("team-a", "team-b", "team-a")):
@@ -122,19 +133,21 @@ async def demo() -> None:
             await api.close()
 
 
-async def main(cluster: bool) -> None:
+async def main(cluster: bool, port: int) -> None:
     if not cluster:
         await demo()
         return
-    api = await connect()
-    try:
-        await operator(api)
-    finally:
-        await api.close()
+    configure_logging("info")
+    # Until SIGTERM or SIGINT (a second one exits at once); the namespace "mirror" must exist.
+    await operator(await connect(), port=port).run()
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cluster", action="store_true", help="use kubeconfig / in-cluster")
+    parser.add_argument(
+        "--metrics-port", type=int, default=8080, help="/healthz, /readyz, /metrics (--cluster)"
+    )
+    args = parser.parse_args()
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(main(parser.parse_args().cluster))
+        asyncio.run(main(args.cluster, args.metrics_port))

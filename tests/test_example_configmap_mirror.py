@@ -55,9 +55,12 @@ async def test_mirror_under_faults_with_a_leader_change(api_server: ApiServer) -
         server.faults.add(fault)
     start = str(server.revision)
     api = server.api_client()
-    replicas = {
-        name: asyncio.create_task(mirror.operator(api, identity=name, options=FAST, **ELECTION))
+    managers = {
+        name: mirror.operator(api, identity=name, options=FAST, close_client=False, **ELECTION)
         for name in ("a", "b")
+    }
+    replicas = {
+        name: asyncio.create_task(m.run(handle_signals=False)) for name, m in managers.items()
     }
     try:
         await converged(server, {"team-a.one": {"v": "1"}, "team-b.two": {"v": "2"}})
