@@ -22,9 +22,10 @@ import inspect
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from informer._histogram import WORKQUEUE_BUCKETS, Histogram, HistogramSnapshot
 from informer._log import get_logger
 from informer.store import Delta
 
@@ -36,11 +37,13 @@ _log = get_logger("informer.informer")
 @dataclass(frozen=True, slots=True)
 class DeliveryLatency:
     """Seconds from a change being queued for a handler to the handler's call, over the last
-    ``count`` deliveries (at most 1024)."""
+    ``count`` sampled deliveries (at most 1024); ``histogram`` counts every sampled delivery
+    since the start (cumulative, in the work queue's bucket layout: what metrics export)."""
 
     count: int = 0
     p50: float = 0.0
     p99: float = 0.0
+    histogram: HistogramSnapshot = field(default_factory=HistogramSnapshot)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,17 +123,24 @@ class Handler:
         self._idle.set()
         self._queued_at: dict[str, float] = {}  # sampled keys -> when they became pending
         self._latencies: deque[float] = deque(maxlen=1024)
+        self._latency_histogram = Histogram(WORKQUEUE_BUCKETS)
 
     def statistics(self) -> HandlerStats:
         pending = sum(len(v) if isinstance(v, list) else 1 for v in self._pending.values())
         if self._batch is not None:
             pending += len(self._batch) - self._batch_at
         ordered = sorted(self._latencies)
-        latency = DeliveryLatency()
+        histogram = self._latency_histogram.snapshot()
+        latency = DeliveryLatency(histogram=histogram)
         if ordered:
             n = len(ordered)
-            latency = DeliveryLatency(n, ordered[n // 2], ordered[min(n - 1, int(0.99 * n))])
+            p50, p99 = ordered[n // 2], ordered[min(n - 1, int(0.99 * n))]
+            latency = DeliveryLatency(n, p50, p99, histogram)
         return HandlerStats(self._delivered, self._coalesced, self._errors, pending, latency)
+
+    def _sample_latency(self, seconds: float) -> None:
+        self._latencies.append(seconds)
+        self._latency_histogram.observe(seconds)
 
     def push(self, delta: Delta) -> None:
         self.push_all((delta,))
@@ -245,7 +255,7 @@ class Handler:
                 if queued_at:
                     since = queued_at.pop(key, None)
                     if since is not None:
-                        self._latencies.append(time.monotonic() - since)
+                        self._sample_latency(time.monotonic() - since)
                 deltas = entry if isinstance(entry, list) else [entry]
                 i = 0
             n = len(deltas)
@@ -255,7 +265,7 @@ class Handler:
                         break  # turned into per-key entries while a delivery awaited
                     self._batch_at = i + 1
                     if not i % _LATENCY_SAMPLE:
-                        self._latencies.append(time.monotonic() - self._batch_since)
+                        self._sample_latency(time.monotonic() - self._batch_since)
                 delta = deltas[i]
                 i += 1
                 try:

@@ -14,6 +14,7 @@ its own writes and waits until its cache has seen them before it reconciles agai
 from __future__ import annotations
 
 import enum
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,7 @@ import aiohttp
 import msgspec
 
 from informer._log import get_logger
+from informer._requests import observe_request, request_info
 from informer.errors import MalformedResponse, TransportError, status_error
 from informer.objects import KubeObject
 from informer.ownership import has_finalizer
@@ -198,6 +200,8 @@ class Client:
             extra["server_hostname"] = rest.server_hostname
         timeout = aiohttp.ClientTimeout(total=self.request_timeout)
         session: aiohttp.ClientSession = rest.pool_manager
+        target = url[len(api.configuration.host) :]
+        started = time.monotonic()
         try:
             async with session.request(
                 method, url, data=body, headers=headers, timeout=timeout, **extra
@@ -206,9 +210,14 @@ class Client:
                 status = resp.status
                 retry_after = resp.headers.get("Retry-After")
         except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            elapsed = time.monotonic() - started
+            observe_request(method, api.configuration.host, target, None, elapsed, error=exc)
             raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+        observe_request(method, api.configuration.host, target, status, time.monotonic() - started)
         if not 200 <= status < 300:
-            raise status_error(status, data[:_ERROR_BODY_LIMIT], retry_after_header=retry_after)
+            error = status_error(status, data[:_ERROR_BODY_LIMIT], retry_after_header=retry_after)
+            error.request = request_info(method, path, query)
+            raise error
         try:
             return KubeObject.from_raw(data)
         except (msgspec.DecodeError, UnicodeError, RecursionError) as exc:

@@ -13,6 +13,8 @@ from typing import Any
 
 import msgspec
 
+from informer._requests import RequestInfo
+
 __all__ = [
     "AlreadyExists",
     "ApiError",
@@ -42,7 +44,11 @@ _REASON_CODES = {"Expired": 410, "Gone": 410, "TooManyRequests": 429}
 
 
 class ApiError(Exception):
-    """A Kubernetes API failure: HTTP ``code``, Status ``reason``, ``message`` and ``details``."""
+    """A Kubernetes API failure: HTTP ``code``, Status ``reason``, ``message`` and ``details``;
+    ``request`` describes the request that failed (verb, resource, namespace, name) when the
+    library sent it."""
+
+    request: RequestInfo | None = None
 
     def __init__(
         self,

@@ -62,11 +62,25 @@ async def _ended(driver: _Driver | None) -> None:
         driver = driver.previous  # None once it had waited for it; set if it never ran
 
 
+def _transform_name(options: ReflectorOptions) -> str:
+    """The name of ``options``' transform ("" without one): a function's, or its class's."""
+    transform = options.transform
+    if transform is None:
+        return ""
+    name = getattr(transform, "__qualname__", None)
+    if not isinstance(name, str):
+        return type(transform).__name__
+    return name.rpartition("<locals>.")[2]
+
+
 class Informer:
     """Lists and watches one resource into a store and calls handlers with its changes.
 
     ``async with Informer(api_client, CONFIGMAPS, namespace="ns") as inf: await
     inf.wait_for_sync()``; or run ``await inf.run()`` in a task of your own.
+
+    ``name`` tells apart, in metrics (the ``informer`` label) and logs, informers that watch the
+    same selection differently (another transform); by default the transform's name, or "".
     """
 
     def __init__(
@@ -78,6 +92,7 @@ class Informer:
         label_selector: str | None = None,
         field_selector: str | None = None,
         options: ReflectorOptions | None = None,
+        name: str | None = None,
     ) -> None:
         transport = client if isinstance(client, Transport) else Transport(client)
         self.resource = resource
@@ -92,6 +107,7 @@ class Informer:
             options=options,
             on_deltas=self._dispatch,
         )
+        self.name = name if name is not None else _transform_name(self.reflector.options)
         self._handlers: list[Handler] = []
         self._state = InformerState.STOPPED
         self._driver: _Driver | None = None  # the latest; an older one may still be ending
@@ -343,11 +359,13 @@ class SharedInformerFactory:
         label_selector: str | None = None,
         field_selector: str | None = None,
         transform: Callable[[dict[str, Any]], Mapping[str, Any]] | None = None,
+        name: str | None = None,
     ) -> Informer:
         """The shared informer for this resource and scope (created on first use).
 
         ``None`` and ``""`` are one scope (all namespaces, no selector); the transform is part of
-        the key by identity."""
+        the key by identity. ``name`` (see ``Informer``) is given to an informer this call
+        creates."""
         namespace = namespace or None
         label_selector = label_selector or None
         field_selector = field_selector or None
@@ -362,6 +380,7 @@ class SharedInformerFactory:
                 label_selector=label_selector,
                 field_selector=field_selector,
                 options=options,
+                name=name,
             )
             self._informers[key] = inf
             if self._state is InformerState.RUNNING:

@@ -1,38 +1,72 @@
-"""Prometheus metrics for informers and work queues (``pip install 'informer[metrics]'``).
+"""Prometheus metrics for informers, controllers, work queues, requests and leader election
+(``pip install "kube-informer[metrics]"``).
 
-``register_metrics(factory)`` registers one collector that reads ``statistics()`` of everything it
-watches at scrape time: nothing is added to the hot path, and informers a ``SharedInformerFactory``
-creates later appear on their own. ``serve_metrics(port)`` exposes the registry over HTTP.
+``register_metrics(*sources)`` registers one collector that reads the ``statistics()`` of what it
+watches at scrape time: nothing is added to the hot path, and informers a
+``SharedInformerFactory`` creates later appear on their own. ``render_metrics()`` gives a scrape's
+body and content type (for a server of one's own, e.g. a Manager's ``/metrics``);
+``serve_metrics(port)`` serves the registry in a thread of its own.
 
-Names follow the Prometheus conventions (``_total`` counters, base units) and client-go's where
-client-go has one (``reflector_lists_total``, ``reflector_watches_total``,
-``reflector_last_resource_version``, ``workqueue_depth``, ``workqueue_adds_total``,
-``workqueue_retries_total``, ``workqueue_queue_duration_seconds``,
-``workqueue_work_duration_seconds``, ``workqueue_longest_running_processor_seconds``).
-Informer metrics carry ``resource`` (``plural.group``), ``namespace`` ("" = all) and ``selector``;
-handler metrics add ``handler``; work queue metrics carry ``name``. Controllers export
-controller-runtime's ``controller_runtime_reconcile_total{controller,result}``,
-``controller_runtime_reconcile_errors_total``, ``controller_runtime_reconcile_time_seconds`` and
-``controller_runtime_active_workers``, plus ``controller_stale_skips_total``.
+Names, labels and bucket layouts are controller-runtime's and client-go's, so their dashboards work
+unchanged (every duration is a cumulative histogram: ``rate(..._count)`` and ``histogram_quantile``
+over ``..._bucket`` work for any number of observations, and replicas add up):
+
+- controllers: ``controller_runtime_reconcile_total{controller,result}`` (``success``, ``error``,
+  ``requeue``, ``requeue_after``; a timed-out reconcile is an ``error``),
+  ``controller_runtime_reconcile_errors_total``, ``controller_runtime_reconcile_time_seconds``
+  (controller-runtime's buckets), ``controller_runtime_max_concurrent_reconciles``,
+  ``controller_runtime_active_workers``; ours: ``controller_stale_skips_total``,
+  ``controller_reconcile_cancelled_total`` (cut by a shutdown deadline).
+- work queues (labels ``name`` and ``controller``, both the queue's name, as controller-runtime
+  sets them): ``workqueue_depth{priority}``, ``workqueue_adds_total``, ``workqueue_retries_total``,
+  ``workqueue_queue_duration_seconds``, ``workqueue_work_duration_seconds`` (buckets
+  ``ExponentialBuckets(10e-9, 10, 12)``), ``workqueue_unfinished_work_seconds``,
+  ``workqueue_longest_running_processor_seconds``; ours: ``workqueue_waiting``,
+  ``workqueue_processing``.
+- requests, every one the library sends (lists, watches, discovery, the writes ``Client``):
+  ``rest_client_requests_total{code,method,host}`` and
+  ``rest_client_request_duration_seconds{verb,host}`` (client-go's buckets; a watch counts until
+  it is open).
+- leader election: ``leader_election_master_status{name}`` (1 while leading the Lease ``name``).
+- informers (labels ``resource`` = ``plural.group``, ``namespace`` (""= all), ``selector`` (the
+  label selector), ``field_selector`` and ``informer`` (its name: see ``Informer``)):
+  ``reflector_lists_total``, ``reflector_watches_total``, ``reflector_last_resource_version``, ...,
+  ``informer_cache_objects``, ``informer_synced``; handler metrics add ``handler``, with
+  ``informer_handler_delivery_latency_seconds`` (a sample of deliveries: the first of the changes
+  queued at once and every 64th). Two informers never share a series: when two would have the
+  same labels (same selection, unnamed, transforms of the same name), the later one's
+  ``informer`` label gets ``#2``, ``#3``, ... in the order they were added.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol
 from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import REGISTRY, start_http_server
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import Collector, CollectorRegistry
+from prometheus_client.utils import floatToGoString
 
+from informer._histogram import HistogramSnapshot
+from informer._requests import REQUESTS
 from informer.controller import Controller
 from informer.informer import Informer, SharedInformerFactory
+from informer.leader_election import LeaderElector
 from informer.resource_version import is_comparable
+from informer.workqueue import Priority
 
-__all__ = ["InformerCollector", "register_metrics", "serve_metrics"]
+__all__ = ["InformerCollector", "register_metrics", "render_metrics", "serve_metrics"]
 
-_INFORMER_LABELS = ["resource", "namespace", "selector"]
+_INFORMER_LABELS = ["resource", "namespace", "selector", "field_selector", "informer"]
+_QUEUE_LABELS = ["name", "controller"]
 
 # (name, help, ReflectorStats field): counters per informer
 _COUNTERS: tuple[tuple[str, str, str], ...] = (
@@ -68,6 +102,9 @@ class _Statistics(Protocol):
     def statistics(self) -> Any: ...
 
 
+Source = Informer | SharedInformerFactory | Controller | LeaderElector | _Statistics
+
+
 def _source(source: Any) -> Callable[[], Iterable[Any]]:
     if isinstance(source, SharedInformerFactory):
         return lambda: source.informers
@@ -78,15 +115,40 @@ def _rv_number(rv: str) -> float | None:
     return float(rv) if rv and is_comparable(rv) and rv.isdigit() else None
 
 
+def _buckets(h: HistogramSnapshot) -> list[tuple[str, float]]:
+    return [(floatToGoString(b), float(n)) for b, n in h.buckets()]  # type: ignore[no-untyped-call]
+
+
+def _histogram(name: str, doc: str, labels: Sequence[str]) -> HistogramMetricFamily:
+    return HistogramMetricFamily(name, doc, labels=list(labels))
+
+
+def _add(family: HistogramMetricFamily, labels: list[str], h: HistogramSnapshot) -> None:
+    family.add_metric(labels, _buckets(h), sum_value=h.sum)
+
+
+def _distinct(label_sets: list[list[str]]) -> list[list[str]]:
+    """The label sets, the last label of a repeated one suffixed ``#2``, ``#3``, ... (in order)."""
+    seen: dict[tuple[str, ...], int] = {}
+    out: list[list[str]] = []
+    for labels in label_sets:
+        key = tuple(labels)
+        n = seen.get(key, 0) + 1
+        seen[key] = n
+        out.append(labels if n == 1 else [*labels[:-1], f"{labels[-1]}#{n}"])
+    return out
+
+
 class InformerCollector(Collector):
-    """Collects the metrics of the informers, factories and work queues given to ``add``."""
+    """Collects the metrics of the informers, factories, controllers, work queues and leader
+    electors given to ``add``, and of every request the library sent (process-wide)."""
 
     def __init__(self) -> None:
         self._sources: list[Callable[[], Iterable[Any]]] = []
 
-    def add(self, *sources: Informer | SharedInformerFactory | Controller | _Statistics) -> None:
+    def add(self, *sources: Source) -> None:
         """Watch these (an informer; a factory: also its future informers; a controller: also its
-        work queue; a work queue)."""
+        work queue; a work queue; a leader elector)."""
         for source in sources:
             self._sources.append(_source(source))
 
@@ -105,58 +167,71 @@ class InformerCollector(Collector):
         objects = list(self._objects())
         informers = [o for o in objects if isinstance(o, Informer)]
         controllers = [o for o in objects if isinstance(o, Controller)]
-        queues = [o for o in objects if not isinstance(o, Informer | Controller)]
+        electors = [o for o in objects if isinstance(o, LeaderElector)]
+        queues = [o for o in objects if not isinstance(o, Informer | Controller | LeaderElector)]
         queues += [c.queue for c in controllers if all(c.queue is not q for q in queues)]
         yield from self._informer_metrics(informers)
         yield from self._controller_metrics(controllers)
         yield from self._queue_metrics(queues)
+        yield from _leader_metrics(electors)
+        yield from _request_metrics()
 
     def _controller_metrics(self, controllers: list[Controller]) -> Iterator[Metric]:
         if not controllers:
             return
         total = CounterMetricFamily(
             "controller_runtime_reconcile_total",
-            "Reconciles by result (success, requeue_after, error, timeout, cancelled).",
+            "Total number of reconciliations per controller",
             labels=["controller", "result"],
         )
         errors = CounterMetricFamily(
             "controller_runtime_reconcile_errors_total",
-            "Reconciles that raised or timed out.",
+            "Total number of reconciliation errors per controller",
             labels=["controller"],
         )
-        stale = CounterMetricFamily(
-            "controller_stale_skips_total",
-            "Keys requeued because the caches had not yet shown the controller's own writes.",
+        durations = _histogram(
+            "controller_runtime_reconcile_time_seconds",
+            "Length of time per reconciliation per controller",
+            ["controller"],
+        )
+        workers = GaugeMetricFamily(
+            "controller_runtime_max_concurrent_reconciles",
+            "Maximum number of concurrent reconciles per controller",
             labels=["controller"],
         )
         active = GaugeMetricFamily(
-            "controller_runtime_active_workers", "Workers reconciling now.", labels=["controller"]
+            "controller_runtime_active_workers",
+            "Number of currently used workers per controller",
+            labels=["controller"],
         )
-        durations = Metric(
-            "controller_runtime_reconcile_time_seconds",
-            "Seconds per reconcile, over a recent window.",
-            "summary",
+        stale = CounterMetricFamily(
+            "controller_stale_skips",
+            "Keys requeued because the caches had not yet shown the controller's own writes.",
+            labels=["controller"],
+        )
+        cancelled = CounterMetricFamily(
+            "controller_reconcile_cancelled",
+            "Reconciles cut by a shutdown deadline (not counted as results).",
+            labels=["controller"],
         )
         for c in controllers:
             s = c.statistics()
             name = [c.name]
+            failed = float(s.errors + s.timeouts)
             for result, value in (
-                ("success", s.succeeded),
-                ("requeue_after", s.requeued_after),
-                ("error", s.errors),
-                ("timeout", s.timeouts),
-                ("cancelled", s.cancelled),
+                ("error", failed),
+                ("requeue", 0.0),
+                ("requeue_after", float(s.requeued_after)),
+                ("success", float(s.succeeded)),
             ):
-                total.add_metric([c.name, result], float(value))
-            errors.add_metric(name, float(s.errors + s.timeouts))
-            stale.add_metric(name, float(s.stale_skips))
+                total.add_metric([c.name, result], value)
+            errors.add_metric(name, failed)
+            _add(durations, name, s.duration.histogram)
+            workers.add_metric(name, float(s.workers))
             active.add_metric(name, float(s.active))
-            for q, seconds in (("0.5", s.duration.p50), ("0.99", s.duration.p99)):
-                durations.add_sample(durations.name, {"controller": c.name, "quantile": q}, seconds)
-            durations.add_sample(
-                durations.name + "_count", {"controller": c.name}, float(s.duration.count)
-            )
-        yield from (total, errors, stale, active, durations)
+            stale.add_metric(name, float(s.stale_skips))
+            cancelled.add_metric(name, float(s.cancelled))
+        yield from (total, errors, durations, workers, active, stale, cancelled)
 
     def _informer_metrics(self, informers: list[Informer]) -> Iterator[Metric]:
         counters = {
@@ -181,24 +256,35 @@ class InformerCollector(Collector):
         objects = g("informer_cache_objects", "Objects in the cache.", labels=_INFORMER_LABELS)
         depth = g("informer_handler_queue_depth", "Changes waiting for a handler.", labels=hl)
         delivered = CounterMetricFamily(
-            "informer_handler_deliveries_total", "Changes delivered to a handler.", labels=hl
+            "informer_handler_deliveries", "Changes delivered to a handler.", labels=hl
         )
         coalesced = CounterMetricFamily(
-            "informer_handler_coalesced_total",
+            "informer_handler_coalesced",
             "Changes merged into a pending one while the handler was behind.",
             labels=hl,
         )
         errors = CounterMetricFamily(
-            "informer_handler_errors_total", "Handler calls that raised.", labels=hl
+            "informer_handler_errors", "Handler calls that raised.", labels=hl
         )
-        latency = Metric(
+        latency = _histogram(
             "informer_handler_delivery_latency_seconds",
-            "Seconds from a change reaching the cache to its handler call, over a recent window.",
-            "summary",
+            "Seconds from a change being queued for a handler to the handler's call (a sample: "
+            "the first of the changes queued at once and every 64th).",
+            hl,
         )
-        for inf in informers:
-            r = inf.reflector
-            labels = [r.resource.group_resource, r.namespace or "", r.label_selector or ""]
+        label_sets = _distinct(
+            [
+                [
+                    inf.resource.group_resource,
+                    inf.reflector.namespace or "",
+                    inf.reflector.label_selector or "",
+                    inf.reflector.field_selector or "",
+                    inf.name,
+                ]
+                for inf in informers
+            ]
+        )
+        for inf, labels in zip(informers, label_sets, strict=True):
             stats = inf.statistics()
             for field, family in counters.items():
                 family.add_metric(labels, float(getattr(stats, field)))
@@ -217,14 +303,7 @@ class InformerCollector(Collector):
                 delivered.add_metric(hlabels, float(h.delivered))
                 coalesced.add_metric(hlabels, float(h.coalesced))
                 errors.add_metric(hlabels, float(h.errors))
-                window = h.latency
-                if window.count:
-                    names = dict(
-                        zip(("resource", "namespace", "selector", "handler"), hlabels, strict=True)
-                    )
-                    for q, value in (("0.5", window.p50), ("0.99", window.p99)):
-                        latency.add_sample(latency.name, {**names, "quantile": q}, value)
-                    latency.add_sample(latency.name + "_count", names, float(window.count))
+                _add(latency, hlabels, h.latency.histogram)
         yield from counters.values()
         yield from (last_rv, since, synced, objects, depth, delivered, coalesced, errors, latency)
 
@@ -232,59 +311,120 @@ class InformerCollector(Collector):
         if not queues:
             return
         g = GaugeMetricFamily
-        depth = g("workqueue_depth", "Keys ready to be handed out.", labels=["name"])
-        waiting = g("workqueue_waiting", "Keys whose delay has not passed.", labels=["name"])
-        processing = g("workqueue_processing", "Keys held by workers.", labels=["name"])
-        adds = CounterMetricFamily("workqueue_adds_total", "Adds accepted.", labels=["name"])
+        depth = g(
+            "workqueue_depth",
+            "Current depth of workqueue by workqueue and priority",
+            labels=[*_QUEUE_LABELS, "priority"],
+        )
+        adds = CounterMetricFamily(
+            "workqueue_adds", "Total number of adds handled by workqueue", labels=_QUEUE_LABELS
+        )
         retries = CounterMetricFamily(
-            "workqueue_retries_total", "Rate-limited re-adds.", labels=["name"]
+            "workqueue_retries",
+            "Total number of retries handled by workqueue",
+            labels=_QUEUE_LABELS,
+        )
+        queue_duration = _histogram(
+            "workqueue_queue_duration_seconds",
+            "How long in seconds an item stays in workqueue before being requested",
+            _QUEUE_LABELS,
+        )
+        work_duration = _histogram(
+            "workqueue_work_duration_seconds",
+            "How long in seconds processing an item from workqueue takes.",
+            _QUEUE_LABELS,
+        )
+        unfinished = g(
+            "workqueue_unfinished_work_seconds",
+            "How many seconds of work has been done that is in progress and hasn't been "
+            "observed by work_duration. Large values indicate stuck threads.",
+            labels=_QUEUE_LABELS,
         )
         longest = g(
             "workqueue_longest_running_processor_seconds",
-            "Age of the oldest key held by a worker.",
-            labels=["name"],
+            "How many seconds has the longest running processor for workqueue been running.",
+            labels=_QUEUE_LABELS,
         )
-        durations = {
-            "queue_latency": Metric(
-                "workqueue_queue_duration_seconds",
-                "Seconds a key waited ready before a worker took it, over a recent window.",
-                "summary",
-            ),
-            "work_duration": Metric(
-                "workqueue_work_duration_seconds",
-                "Seconds a worker held a key, over a recent window.",
-                "summary",
-            ),
-        }
-        for queue in queues:
-            stats = queue.statistics()
-            if not hasattr(stats, "depth"):
-                continue
-            name = [str(getattr(queue, "name", "") or "")]
-            depth.add_metric(name, float(stats.depth))
-            waiting.add_metric(name, float(stats.waiting))
-            processing.add_metric(name, float(stats.processing))
-            adds.add_metric(name, float(stats.adds))
-            retries.add_metric(name, float(stats.retries))
-            longest.add_metric(name, float(stats.longest_running))
-            for field, metric in durations.items():
-                p = getattr(stats, field)
-                for q, value in (("0.5", p.p50), ("0.9", p.p90), ("0.99", p.p99)):
-                    metric.add_sample(metric.name, {"name": name[0], "quantile": q}, value)
-                metric.add_sample(metric.name + "_count", {"name": name[0]}, float(p.count))
-        yield from (depth, waiting, processing, adds, retries, longest, *durations.values())
+        waiting = g("workqueue_waiting", "Keys whose delay has not passed.", labels=_QUEUE_LABELS)
+        processing = g("workqueue_processing", "Keys held by workers.", labels=_QUEUE_LABELS)
+        kept = [(q, q.statistics()) for q in queues]
+        kept = [(q, s) for q, s in kept if hasattr(s, "depth")]
+        names = _distinct([[str(getattr(q, "name", "") or "")] for q, _ in kept])
+        for (_, stats), (name,) in zip(kept, names, strict=True):
+            labels = [name, name]
+            by_priority = {int(p): 0 for p in Priority}
+            by_priority.update(stats.depth_by_priority)
+            for priority, count in sorted(by_priority.items(), reverse=True):
+                depth.add_metric([*labels, str(priority)], float(count))
+            adds.add_metric(labels, float(stats.adds))
+            retries.add_metric(labels, float(stats.retries))
+            _add(queue_duration, labels, stats.queue_latency.histogram)
+            _add(work_duration, labels, stats.work_duration.histogram)
+            unfinished.add_metric(labels, float(getattr(stats, "unfinished_work", 0.0)))
+            longest.add_metric(labels, float(stats.longest_running))
+            waiting.add_metric(labels, float(stats.waiting))
+            processing.add_metric(labels, float(stats.processing))
+        yield from (depth, adds, retries, queue_duration, work_duration, unfinished, longest)
+        yield from (waiting, processing)
+
+
+def _leader_metrics(electors: list[LeaderElector]) -> Iterator[Metric]:
+    if not electors:
+        return
+    status = GaugeMetricFamily(
+        "leader_election_master_status",
+        "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, "
+        "1 indicates master. 'name' is the string used to identify the lease. Please make sure "
+        "to group by name.",
+        labels=["name"],
+    )
+    for elector in electors:
+        status.add_metric([elector.name], 1.0 if elector.is_leader else 0.0)
+    yield status
+
+
+def _request_metrics() -> Iterator[Metric]:
+    results = CounterMetricFamily(
+        "rest_client_requests",
+        "Number of HTTP requests, partitioned by status code, method, and host.",
+        labels=["code", "method", "host"],
+    )
+    for (code, method, host), count in sorted(REQUESTS.results().items()):
+        results.add_metric([code, method, host], float(count))
+    latency = _histogram(
+        "rest_client_request_duration_seconds",
+        "Request latency in seconds. Broken down by verb, and host.",
+        ["verb", "host"],
+    )
+    for (verb, host), h in sorted(REQUESTS.latencies().items()):
+        _add(latency, [verb, host], h)
+    yield from (results, latency)
 
 
 def register_metrics(
-    *sources: Informer | SharedInformerFactory | Controller | _Statistics,
+    *sources: Source,
     registry: CollectorRegistry | None = None,
 ) -> InformerCollector:
-    """Register one collector for these informers, factories, controllers and work queues;
-    returns it (its ``add`` watches more)."""
+    """Register one collector for these informers, factories, controllers, work queues and
+    leader electors (and the library's requests); returns it (its ``add`` watches more).
+
+    Register one collector per registry (add sources to it): two would export the request
+    metrics twice."""
     collector = InformerCollector()
     collector.add(*sources)
     (registry if registry is not None else REGISTRY).register(collector)
     return collector
+
+
+def render_metrics(
+    registry: CollectorRegistry | None = None, accept: str | None = None
+) -> tuple[bytes, str]:
+    """One scrape of ``registry`` (the default one): the body and its ``Content-Type``, in the
+    format the ``Accept`` header asks (Prometheus text, or OpenMetrics). For a ``/metrics``
+    handler of one's own (an aiohttp route: ``web.Response(body=body,
+    headers={"Content-Type": content_type})``)."""
+    encoder, content_type = choose_encoder(accept or "")
+    return encoder(registry if registry is not None else REGISTRY), content_type
 
 
 def serve_metrics(

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Self
 
+from informer._histogram import RECONCILE_BUCKETS
 from informer._log import describe_error, get_logger
 from informer.client import Client
 from informer.controller._freshness import WriteTracker, reconciling
@@ -172,7 +173,7 @@ class Controller:
             ("reconciles", "succeeded", "requeued_after", "errors", "timeouts", "cancelled"), 0
         )
         self._stale_skips = 0
-        self._durations = _Window()
+        self._durations = _Window(buckets=RECONCILE_BUCKETS)  # controller-runtime's layout
         self._freshness_waits = _Window()
 
     def _new_queue(self) -> WorkQueue[Request]:

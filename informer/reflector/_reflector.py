@@ -94,6 +94,8 @@ class Reflector(_Watching, _StreamingList, _PagedList):
             namespace=namespace or "",
             selector=label_selector or "",
         )
+        if field_selector:
+            self.log = self.log.bind(field_selector=field_selector)
 
     # -- public ----------------------------------------------------------------------------
     @property

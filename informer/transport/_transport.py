@@ -9,6 +9,7 @@ body is decoded by ``_decode``; a WATCH is a ``WatchStream``.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +17,7 @@ import aiohttp
 import msgspec
 
 from informer import _checks
+from informer._requests import observe_request, request_info
 from informer.errors import (
     ConfigurationError,
     MalformedResponse,
@@ -44,6 +46,11 @@ def _query(**params: str | int | bool | None) -> list[tuple[str, str]]:
         else:
             out.append((key, str(value)))
     return out
+
+
+def _base_url(api_client: Any) -> str:
+    host = getattr(getattr(api_client, "configuration", None), "host", "")
+    return host if isinstance(host, str) else ""
 
 
 class Transport:
@@ -85,8 +92,10 @@ class Transport:
         timeout: aiohttp.ClientTimeout,
         client: Any = None,
     ) -> aiohttp.ClientResponse:
+        api = client or self.api_client
+        started = time.monotonic()
         try:
-            resp: aiohttp.ClientResponse = await (client or self.api_client).call_api(
+            resp: aiohttp.ClientResponse = await api.call_api(
                 path,
                 method,
                 query_params=query,
@@ -96,7 +105,12 @@ class Transport:
                 _request_timeout=timeout,
             )
         except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            elapsed = time.monotonic() - started
+            observe_request(method, _base_url(api), path, None, elapsed, error=exc)
             raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+        url = resp.url
+        target = f"{url.raw_path}?{url.raw_query_string}" if url.raw_query_string else path
+        observe_request(method, _base_url(api), target, resp.status, time.monotonic() - started)
         return resp
 
     async def _raise_for_status(self, resp: aiohttp.ClientResponse) -> None:
@@ -115,7 +129,9 @@ class Transport:
         finally:
             resp.close()
         body = bytes(buf)
-        raise status_error(resp.status, body, retry_after_header=resp.headers.get("Retry-After"))
+        error = status_error(resp.status, body, retry_after_header=resp.headers.get("Retry-After"))
+        error.request = request_info(resp.method, resp.url.raw_path, resp.url.raw_query_string)
+        raise error
 
     async def get_json(self, path: str) -> Any:
         """GET a JSON document that is not a resource list (discovery: ``/api``, ``/apis/G/V``).

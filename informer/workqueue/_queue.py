@@ -274,7 +274,8 @@ class WorkQueue(Generic[K]):
                 by_priority[entry.priority] = by_priority.get(entry.priority, 0) + 1
             else:
                 waiting += 1
-        oldest = min(self._processing.values(), default=now)
+        started = self._processing.values()
+        oldest = min(started, default=now)
         return WorkQueueStats(
             depth=sum(by_priority.values()),
             depth_by_priority=by_priority,
@@ -285,4 +286,5 @@ class WorkQueue(Generic[K]):
             queue_latency=self._latency.percentiles(),
             work_duration=self._durations.percentiles(),
             longest_running=now - oldest,
+            unfinished_work=sum(now - t for t in started),
         )

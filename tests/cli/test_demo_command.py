@@ -115,7 +115,13 @@ def test_metrics_are_scraped_after_a_run_with_faults(runs: Runs) -> None:
     for family in text_string_to_metric_families(text):
         for s in family.samples:
             values.setdefault(s.name, {})[tuple(sorted(s.labels.items()))] = s.value
-    all_cms = (("namespace", ""), ("resource", "configmaps"), ("selector", ""))
+    all_cms = (
+        ("field_selector", ""),
+        ("informer", ""),
+        ("namespace", ""),
+        ("resource", "configmaps"),
+        ("selector", ""),
+    )
     assert values["reflector_lists_total"][all_cms] >= 1
     assert values["informer_synced"][all_cms] == 1
     assert values["informer_cache_objects"][all_cms] >= 200
@@ -130,11 +136,15 @@ def test_metrics_are_scraped_after_a_run_with_faults(runs: Runs) -> None:
     scopes = {
         "configmaps (all namespaces)": all_cms,
         "configmaps team-a app=web": (
+            ("field_selector", ""),
+            ("informer", ""),
             ("namespace", "team-a"),
             ("resource", "configmaps"),
             ("selector", "app=web"),
         ),
         "leases nodes": (
+            ("field_selector", ""),
+            ("informer", ""),
             ("namespace", "nodes"),
             ("resource", "leases.coordination.k8s.io"),
             ("selector", ""),
@@ -155,5 +165,9 @@ def test_metrics_are_scraped_after_a_run_with_faults(runs: Runs) -> None:
     assert any(dict(k).get("handler") == "demo" for k in values["informer_handler_queue_depth"])
     mirror = (("controller", "mirror"), ("result", "success"))
     assert values["controller_runtime_reconcile_total"][mirror] > 0
-    assert values["workqueue_adds_total"][(("name", "mirror"),)] > 0
-    assert (("name", "mirror"),) in values["workqueue_depth"]
+    queue = (("controller", "mirror"), ("name", "mirror"))
+    assert values["workqueue_adds_total"][queue] > 0
+    assert (*queue, ("priority", "0")) in values["workqueue_depth"]
+    assert (
+        values["controller_runtime_reconcile_time_seconds_count"][(("controller", "mirror"),)] > 0
+    )
