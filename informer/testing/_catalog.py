@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from informer.resource import CONFIGMAPS, LEASES, NAMESPACES, PODS, SECRETS, Resource
+from informer.testing._field_labels import FieldLabels, field_labels
 
 __all__ = [
     "BUILTIN_SPECS",
@@ -101,8 +102,23 @@ class ResourceSpec:
     columns: tuple[Column, ...] = (NAME_COLUMN, AGE_COLUMN)
     custom: bool = False
     """Served for a CustomResourceDefinition: list items keep kind and apiVersion."""
+    selectable_fields: tuple[str, ...] = ()
+    """A custom resource version's ``selectableFields`` (paths without the leading dot)."""
+    unconditional_update: bool = True
+    """Whether a PUT without ``metadata.resourceVersion`` is accepted (the strategy's
+    ``AllowUnconditionalUpdate``): not for custom resources, CRDs, Leases."""
     schema: Json | None = field(default=None, compare=False)
     """The OpenAPI v3 schema of the objects (custom resources), for /openapi/v3."""
+
+    @property
+    def field_labels(self) -> FieldLabels:
+        """The field labels a ``fieldSelector`` may name for this resource."""
+        return field_labels(self.resource, custom=self.custom, selectable=self.selectable_fields)
+
+    @property
+    def allows_unconditional_update(self) -> bool:
+        """A PUT may omit ``metadata.resourceVersion`` (never for custom resources)."""
+        return self.unconditional_update and not self.custom
 
     @property
     def singular_name(self) -> str:
@@ -178,6 +194,7 @@ BUILTIN_SPECS: Final[tuple[ResourceSpec, ...]] = (
     _builtin(EVENTS, short_names=("ev",)),
     _builtin(
         LEASES,
+        unconditional_update=False,
         columns=(NAME_COLUMN, Column("Holder", "string", "spec.holderIdentity"), AGE_COLUMN),
     ),
     _builtin(
@@ -238,6 +255,7 @@ BUILTIN_SPECS: Final[tuple[ResourceSpec, ...]] = (
     _builtin(
         CRDS,
         short_names=("crd", "crds"),
+        unconditional_update=False,
         categories=("api-extensions",),
         status_subresource=True,
         generation="spec",

@@ -4,13 +4,17 @@ A real cluster runs these in kube-controller-manager and the apiextensions serve
 react to every committed change, to completion, before the write's HTTP answer is sent, so a
 test observes their effects deterministically (as watch events, in order):
 
-- **garbage collector**: when an object is deleted, its dependents (``ownerReferences`` naming
-  its uid) whose owners are now all gone are deleted (background propagation); an owner deleted
-  with ``propagationPolicy=Foreground`` (finalizer ``foregroundDeletion``) has its dependents
-  deleted first and goes once none is left; with ``Orphan`` (finalizer ``orphan``) its
-  dependents lose their reference to it, then it goes. An object created over HTTP with owners
-  that are all gone (by uid) is collected at once (the Python API's creates are test setup and
-  may name owners that were never created).
+- **garbage collector** (``attemptToDeleteItem``): when an owner is deleted or enters foreground
+  deletion, each dependent (``ownerReferences`` naming its uid) is classified by its owners:
+  *solid* (present, not waiting for its dependents), *dangling* (gone, by uid) and *waiting*
+  (being deleted with ``foregroundDeletion``). A dependent with a solid owner stays and loses
+  its references to dangling and waiting owners; one without is deleted (Foreground when a
+  waiting owner needs it and it has dependents itself, else by its own ``orphan`` /
+  ``foregroundDeletion`` finalizer, else Background). An owner in foreground deletion goes once
+  no dependent that blocks it (``blockOwnerDeletion: true``) is left; with ``Orphan`` (finalizer
+  ``orphan``) its dependents lose their reference to it, then it goes. An object created over
+  HTTP is classified at once (the Python API's creates are test setup and may name owners that
+  were never created).
 - **namespace controller**: a namespace being deleted (``deletionTimestamp``, phase
   Terminating, ``kubernetes`` in ``spec.finalizers``) has all its content deleted; once none is
   left, the ``kubernetes`` finalizer is removed and the namespace goes.
@@ -23,7 +27,8 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, Final
+from functools import partial
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from informer.resource import NAMESPACES, Resource
 from informer.testing import _status as st
@@ -64,6 +69,24 @@ def _owner_uids(data: Json) -> list[str]:
 
 def _deleting(data: Json) -> bool:
     return bool(_meta(data).get("deletionTimestamp"))
+
+
+def _blocks(dependent: Json, owner_uid: str) -> bool:
+    """Whether ``dependent`` holds its owner's foreground deletion (``blockOwnerDeletion``)."""
+    return any(
+        isinstance(r, dict) and r.get("uid") == owner_uid and r.get("blockOwnerDeletion") is True
+        for r in _meta(dependent).get("ownerReferences") or []
+    )
+
+
+def _drop_owners(obj: Json, uids: set[str]) -> None:
+    """Remove the ownerReferences naming ``uids`` (the garbage collector's patch)."""
+    meta = obj["metadata"]
+    refs = [r for r in meta.get("ownerReferences") or [] if str(r.get("uid")) not in uids]
+    if refs:
+        meta["ownerReferences"] = refs
+    else:
+        meta.pop("ownerReferences", None)
 
 
 class Controllers:
@@ -147,21 +170,51 @@ class Controllers:
         found = self.registry.store.objects.get(ref[0], {}).get(ref[1])
         return found.data if found is not None else None
 
-    def _owner_present(self, dependent: Ref, owner: Json) -> bool:
-        """Whether the owner an ownerReference names still exists with that uid."""
+    def _classify(self, dependent: Ref, owner: Json) -> Literal["solid", "dangling", "waiting"]:
+        """An ownerReference's owner (``classifyReferences``): gone or of another uid
+        (dangling), being deleted with ``foregroundDeletion`` (waiting), else solid; an owner of
+        a kind not served here is solid (never collect on its account)."""
         resource = self.registry.resource_of(
             str(owner.get("apiVersion") or ""), str(owner.get("kind") or "")
         )
         if resource is None:
-            return True  # an owner of a kind not served here: never collect on its account
+            return "solid"
         namespace = dependent[1].split("/", 1)[0] if "/" in dependent[1] else None
         key = f"{namespace}/{owner.get('name')}" if resource.namespaced else str(owner.get("name"))
         live = self._live((resource, key))
-        return live is not None and _meta(live).get("uid") == owner.get("uid")
+        if live is None or _meta(live).get("uid") != owner.get("uid"):
+            return "dangling"
+        if _deleting(live) and FOREGROUND in (_meta(live).get("finalizers") or []):
+            return "waiting"
+        return "solid"
 
-    def _collectable(self, ref: Ref, data: Json) -> bool:
+    def _attempt(self, ref: Ref) -> None:
+        """The garbage collector's verdict on one dependent (``attemptToDeleteItem``)."""
+        data = self._live(ref)
+        if data is None or _deleting(data):
+            return
         refs = [r for r in _meta(data).get("ownerReferences") or [] if isinstance(r, dict)]
-        return bool(refs) and not any(self._owner_present(ref, r) for r in refs)
+        if not refs:
+            return
+        verdicts = [(str(r.get("uid")), self._classify(ref, r)) for r in refs]
+        solid = any(verdict == "solid" for _, verdict in verdicts)
+        waiting = any(verdict == "waiting" for _, verdict in verdicts)
+        unwanted = {uid for uid, verdict in verdicts if verdict != "solid"}
+        if solid:
+            if unwanted:
+                self.registry.edit(ref[0], ref[1], partial(_drop_owners, uids=unwanted))
+            return
+        uid = str(_meta(data).get("uid") or "")
+        if waiting and any(True for _ in self._dependents_of(uid)):
+            self._delete(ref, "Foreground")
+            return
+        finalizers = _meta(data).get("finalizers") or []
+        if ORPHAN in finalizers:
+            self._delete(ref, "Orphan")
+        elif FOREGROUND in finalizers:
+            self._delete(ref, "Foreground")
+        else:
+            self._delete(ref, "Background")
 
     def _delete(self, ref: Ref, propagation: str | None = None) -> None:
         resource, key = ref
@@ -178,19 +231,17 @@ class Controllers:
                 yield ref, data
 
     def collect_orphan(self, resource: Resource, key: str) -> None:
-        """Delete a just-created object whose owners are all gone already (an HTTP create; the
-        Python API's setup writes may name owners the test never created)."""
+        """Classify a just-created object's owners (an HTTP create; the Python API's setup
+        writes may name owners the test never created)."""
         data = self._live((resource, key))
         if data is not None and _meta(data).get("ownerReferences"):
-            if self._collectable((resource, key), data):
-                self._delete((resource, key))
+            self._attempt((resource, key))
 
     def _deleted(self, resource: Resource, data: Json) -> None:
         meta = _meta(data)
         uid = str(meta.get("uid") or "")
-        for ref, dependent in list(self._dependents_of(uid)):
-            if not _deleting(dependent) and self._collectable(ref, dependent):
-                self._delete(ref)
+        for ref, _ in list(self._dependents_of(uid)):
+            self._attempt(ref)
         # owners in foreground deletion may have been waiting for this object
         namespace = meta.get("namespace")
         for owner in meta.get("ownerReferences") or []:
@@ -229,28 +280,16 @@ class Controllers:
 
     def _foreground(self, resource: Resource, key: str, data: Json) -> None:
         uid = str(_meta(data).get("uid") or "")
-        waiting = False
-        for ref, dependent in list(self._dependents_of(uid)):
-            waiting = True
-            if not _deleting(dependent):
-                self._delete(ref, "Foreground")
-        if waiting and any(True for _ in self._dependents_of(uid)):
+        for ref, _ in list(self._dependents_of(uid)):
+            self._attempt(ref)
+        if any(_blocks(dependent, uid) for _, dependent in self._dependents_of(uid)):
             return
         self.registry.remove_finalizer(resource, key, FOREGROUND)
 
     def _orphan(self, resource: Resource, key: str, data: Json) -> None:
         uid = str(_meta(data).get("uid") or "")
         for ref, _ in list(self._dependents_of(uid)):
-
-            def drop(obj: Json, uid: str = uid) -> None:
-                meta = obj["metadata"]
-                refs = [r for r in meta.get("ownerReferences") or [] if r.get("uid") != uid]
-                if refs:
-                    meta["ownerReferences"] = refs
-                else:
-                    meta.pop("ownerReferences", None)
-
-            self.registry.edit(ref[0], ref[1], drop)
+            self.registry.edit(ref[0], ref[1], partial(_drop_owners, uids={uid}))
         self.registry.remove_finalizer(resource, key, ORPHAN)
 
     # -- namespaces and CRDs ------------------------------------------------------------------

@@ -119,6 +119,11 @@ def served_specs(crd: Json) -> list[ResourceSpec]:
                 columns=_printer_columns(version),
                 custom=True,
                 schema=schema if isinstance(schema, dict) else None,
+                selectable_fields=tuple(
+                    str(f["jsonPath"]).lstrip(".")
+                    for f in version.get("selectableFields") or []
+                    if isinstance(f, dict) and f.get("jsonPath")
+                ),
             )
         )
     return specs

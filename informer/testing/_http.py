@@ -159,10 +159,11 @@ class HttpApi:
             spec = self.registry.strategy(resource).spec
             convert = TableEvents(spec, query.get("includeObject", "Metadata")) if table else None
             return await self.watches.serve(
-                request, record, kind, namespace, name, query, fault, convert
+                request, record, kind, namespace, name, query, fault, convert, spec.field_labels
             )
         if verb == "list":
-            body = await self.lists.serve_list(kind, namespace, query, fault)
+            fields_of = self.registry.strategy(resource).spec.field_labels
+            body = await self.lists.serve_list(kind, namespace, query, fault, fields_of)
             if fault is not None and fault.cut_mid_line:
                 return await cut_response(request, record, body)
             return respond(request, self._table(kind, body, query) if table else body)

@@ -75,7 +75,13 @@ class WriteHandler:
         if meta.get("name") and meta["name"] != name:
             raise st.bad_request("the name of the object does not match the name on the URL")
         updated = self.registry.update(
-            kind.resource, body, name, namespace, subresource=sub, options=options
+            kind.resource,
+            body,
+            name,
+            namespace,
+            subresource=sub,
+            options=options,
+            conditional=True,
         )
         return respond(request, encode(updated), warnings=options.warnings)
 

@@ -108,6 +108,29 @@ def _graceful_period(resource: Resource, data: Json, options: DeleteOptions) -> 
     return int(spec.get("terminationGracePeriodSeconds", 30))
 
 
+def gc_finalizers(spec: ResourceSpec, finalizers: list[str], options: DeleteOptions) -> list[str]:
+    """The finalizers a DELETE leaves (``deletionFinalizersForGarbageCollection``): an explicit
+    policy decides; without one the object's own ``orphan`` or ``foregroundDeletion`` finalizer
+    does (so a second plain DELETE keeps them); else the resource's default policy."""
+    policy = options.propagation
+    if policy is None:
+        for finalizer in finalizers:
+            if finalizer == ORPHAN:
+                policy = "Orphan"
+                break
+            if finalizer == FOREGROUND:
+                policy = "Foreground"
+                break
+        else:
+            policy = "Orphan" if spec.propagation == "Orphan" else "Background"
+    kept = [f for f in finalizers if f not in (ORPHAN, FOREGROUND)]
+    if policy == "Orphan":
+        kept.append(ORPHAN)
+    elif policy == "Foreground":
+        kept.append(FOREGROUND)
+    return finalizers if set(kept) == set(finalizers) else kept
+
+
 def deletion_state(
     spec: ResourceSpec, data: Json, options: DeleteOptions, now: datetime | None = None
 ) -> Json | None:
@@ -117,42 +140,52 @@ def deletion_state(
     """
     resource = spec.resource
     meta = data["metadata"]
-    finalizers: list[str] = list(meta.get("finalizers") or [])
-    propagation = options.propagation or spec.propagation
+    moment = now or datetime.now(UTC)
+    if meta.get("deletionTimestamp"):
+        # already being deleted: a pending graceful deletion only takes a shorter grace period
+        # (its finalizers stay); otherwise the finalizers follow the options again, and it goes
+        # once neither a grace period nor a finalizer holds it
+        pending = int(meta.get("deletionGracePeriodSeconds") or 0)
+        if pending > 0:
+            if options.grace_period is None or max(options.grace_period, 0) >= pending:
+                return data
+            started = _parse_stamp(meta["deletionTimestamp"]) - timedelta(seconds=pending)
+            pending = max(options.grace_period, 0)
+            meta["deletionGracePeriodSeconds"] = pending
+            meta["deletionTimestamp"] = _stamp(started + timedelta(seconds=pending))
+        finalizers = gc_finalizers(spec, list(meta.get("finalizers") or []), options)
+        if pending == 0 and not finalizers:
+            return None
+        _set_finalizers(meta, finalizers)
+        return data
+    finalizers = gc_finalizers(spec, list(meta.get("finalizers") or []), options)
     if resource == NAMESPACES:
         if meta["name"] in IMMORTAL_NAMESPACES:
             raise st.forbidden_object(NAMESPACES, meta["name"], "this namespace may not be deleted")
         spec_finalizers = (data.get("spec") or {}).get("finalizers") or []
-        if not spec_finalizers and not finalizers and propagation != "Orphan":
+        if not spec_finalizers and not finalizers:
             return None
         data.setdefault("status", {})["phase"] = "Terminating"
-    wanted = {"Orphan": ORPHAN, "Foreground": FOREGROUND}.get(propagation)
-    if wanted and wanted not in finalizers:
-        finalizers = [f for f in finalizers if f not in (ORPHAN, FOREGROUND)] + [wanted]
-    if propagation == "Background":
-        finalizers = [f for f in finalizers if f not in (ORPHAN, FOREGROUND)]
-    moment = now or datetime.now(UTC)
-    if meta.get("deletionTimestamp"):
-        # already being deleted: a shorter grace period shortens it; it goes once neither a
-        # grace period nor a finalizer holds it
-        pending = int(meta.get("deletionGracePeriodSeconds") or 0)
-        if options.grace_period is not None and max(options.grace_period, 0) < pending:
-            pending = max(options.grace_period, 0)
-            meta["deletionGracePeriodSeconds"] = pending
-            meta["deletionTimestamp"] = _stamp(moment + timedelta(seconds=pending))
-        if pending == 0 and not finalizers:
-            return None
-        if finalizers:
-            meta["finalizers"] = finalizers
-        return data
     grace = _graceful_period(resource, data, options)
     if not finalizers and grace == 0 and resource != NAMESPACES:
         return None
     meta["deletionTimestamp"] = _stamp(moment + timedelta(seconds=grace))
     meta["deletionGracePeriodSeconds"] = grace
+    if "generation" in meta:  # BeforeDelete / markAsDeleting bump it
+        meta["generation"] = int(meta["generation"]) + 1
+    _set_finalizers(meta, finalizers)
+    return data
+
+
+def _set_finalizers(meta: Json, finalizers: list[str]) -> None:
     if finalizers:
         meta["finalizers"] = finalizers
-    return data
+    else:
+        meta.pop("finalizers", None)
+
+
+def _parse_stamp(text: str) -> datetime:
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
 
 
 def _go_strings(values: list[str]) -> str:

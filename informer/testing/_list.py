@@ -15,6 +15,7 @@ import msgspec
 
 from informer.testing import _list_options as params
 from informer.testing import _status as st
+from informer.testing._field_labels import FieldLabels
 from informer.testing._history import History
 from informer.testing._registry import Registry
 from informer.testing._selectors import Selector
@@ -188,16 +189,22 @@ class ListServer:
     # -- LIST ---------------------------------------------------------------------------------
 
     async def serve_list(
-        self, kind: Kind, namespace: str | None, query: dict[str, str], fault: Fault | None
+        self,
+        kind: Kind,
+        namespace: str | None,
+        query: dict[str, str],
+        fault: Fault | None,
+        fields_of: FieldLabels | None = None,
     ) -> bytes:
-        """The body of a LIST (the personality's validation, then the RV table)."""
+        """The body of a LIST (the personality's validation, then the RV table); ``fields_of``:
+        the field labels the kind is selectable by."""
         options, history = self.options, self.history
         rv = query.get("resourceVersion", "")
         rvm = query.get("resourceVersionMatch", "")
         cont = query.get("continue", "")
         limit = params.parse_int(query, "limit")
         sie = None if not options.watch_list else params.parse_bool(query, "sendInitialEvents")
-        selector = params.selector(query)
+        selector = params.selector(query, None, fields_of)
         params.validate(options, False, rv, rvm, cont, sie)
         shard = list_filter(options.shard_selectors, query)
         if options.legacy:

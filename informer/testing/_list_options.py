@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Final
 
 from informer.testing import _status as st
+from informer.testing._field_labels import FieldLabels
 from informer.testing._options import ServerOptions
 from informer.testing._selectors import Selector, parse_field_selector, parse_label_selector
 
@@ -38,10 +39,13 @@ def parse_int(q: dict[str, str], name: str) -> int:
         raise st.bad_request(f'strconv.ParseInt: parsing "{value}": invalid syntax') from None
 
 
-def selector(query: dict[str, str], name: str | None = None) -> Selector:
-    """The label and field selectors of ``query``, narrowed to ``name`` when given."""
+def selector(
+    query: dict[str, str], name: str | None = None, fields_of: FieldLabels | None = None
+) -> Selector:
+    """The label and field selectors of ``query`` (field labels of the kind: ``fields_of``),
+    narrowed to ``name`` when given."""
     labels = parse_label_selector(query.get("labelSelector", ""))
-    fields, _ = parse_field_selector(query.get("fieldSelector", ""))
+    fields = parse_field_selector(query.get("fieldSelector", ""), fields_of)
     result = labels & fields
     if name is not None:
         result = result & Selector([lambda o: (o.get("metadata") or {}).get("name") == name])

@@ -423,8 +423,12 @@ class Registry:
         subresource: str = "",
         setup: bool = False,
         options: WriteOptions = _DIRECT,
+        conditional: bool = False,
     ) -> Json:
         """Replace the object; a stale ``metadata.resourceVersion`` (or precondition) is 409.
+
+        ``conditional`` (a PUT over HTTP): a resource that allows no unconditional update
+        (custom resources, CRDs, Leases) needs ``metadata.resourceVersion`` (422 without).
 
         ``subresource="status"`` writes only the status. An update that removes the last
         finalizer of an object being deleted deletes it (one DELETED event). With
@@ -438,10 +442,23 @@ class Registry:
         current = self.store.objects[resource].get(key)
         if current is None:
             raise st.not_found(resource, name)
+        wanted = precondition_rv or (obj.get("metadata") or {}).get("resourceVersion")
+        if conditional and not wanted and not strategy.spec.allows_unconditional_update:
+            raise st.invalid_object(
+                resource,
+                resource.plural,
+                name,
+                [
+                    (
+                        "FieldValueInvalid",
+                        "metadata.resourceVersion",
+                        "Invalid value: 0: must be specified for an update",
+                    )
+                ],
+            )
         if options.validate:
             check_type(resource, obj)
             obj = validate_object(resource, obj, options)
-        wanted = precondition_rv or (obj.get("metadata") or {}).get("resourceVersion")
         if wanted:
             self._check_rv_precondition(resource, name, wanted, current)
         data = strategy.build(

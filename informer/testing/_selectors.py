@@ -2,15 +2,17 @@
 
 Labels: ``k=v``, ``k==v``, ``k!=v``, ``k in (a,b)``, ``k notin (a,b)``, ``k`` (exists), ``!k``.
 ``!=`` and ``notin`` also match objects without the label, as in apimachinery.
-Fields: ``metadata.name`` and ``metadata.namespace`` with ``=``, ``==``, ``!=``.
+Fields: ``=``, ``==``, ``!=`` on the field labels of the kind (``_field_labels``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
+from informer.resource import Resource
+from informer.testing._field_labels import FieldLabels, field_labels
 from informer.testing._status import bad_request
 
 __all__ = ["Selector", "parse_field_selector", "parse_label_selector"]
@@ -144,30 +146,77 @@ def parse_label_selector(text: str) -> Selector:
     return Selector([_label_requirement(term, text) for term in _split_top(text)])
 
 
-_FIELDS: dict[str, Callable[[Mapping[str, Any]], str]] = {
-    "metadata.name": lambda o: str((o.get("metadata") or {}).get("name", "")),
-    "metadata.namespace": lambda o: str((o.get("metadata") or {}).get("namespace", "")),
-}
-
-
-def parse_field_selector(text: str) -> tuple[Selector, dict[str, str]]:
-    """Parse ``fieldSelector``; also returns the exact-match terms (``metadata.name`` -> value)."""
-    checks: list[Predicate] = []
-    exact: dict[str, str] = {}
-    if not text.strip():
-        return Selector([]), exact
-    for term in text.split(","):
-        for op in ("!=", "==", "="):
-            if op in term:
-                field, _, value = term.partition(op)
-                field, value = field.strip(), value.strip()
-                break
+def _split_field_terms(text: str) -> list[str]:
+    """Split on commas not escaped with a backslash (``fields.splitTerms``)."""
+    terms: list[str] = []
+    current: list[str] = []
+    escaped = False
+    for ch in text:
+        if escaped:
+            current.append(ch)
+            escaped = False
+        elif ch == "\\":
+            current.append(ch)
+            escaped = True
+        elif ch == ",":
+            terms.append("".join(current))
+            current = []
         else:
+            current.append(ch)
+    terms.append("".join(current))
+    return terms
+
+
+def _split_field_term(term: str) -> tuple[str, str, str] | None:
+    """``lhs``, operator, ``rhs`` at the first operator (``!=``, ``==``, ``=``)."""
+    for i in range(len(term)):
+        for op in ("!=", "==", "="):
+            if term.startswith(op, i):
+                return term[:i], op, term[i + len(op) :]
+    return None
+
+
+def _unescape_field_value(value: str) -> str:
+    """``fields.UnescapeValue``: ``\\\\``, ``\\,`` and ``\\=`` escapes; a bare ``,`` or ``=``
+    is refused."""
+    out: list[str] = []
+    escaped = False
+    for ch in value:
+        if escaped:
+            if ch not in "\\,=":
+                raise bad_request(f"invalid field selector: invalid escape sequence: \\{ch}")
+            out.append(ch)
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch in ",=":
+            raise bad_request(f"invalid field selector: unescaped character in value: {ord(ch)}")
+        else:
+            out.append(ch)
+    if escaped:
+        raise bad_request("invalid field selector: invalid escape sequence: \\")
+    return "".join(out)
+
+
+def parse_field_selector(text: str, labels: FieldLabels | None = None) -> Selector:
+    """Parse ``fieldSelector`` as ``fields.ParseSelector`` does, then convert each label with
+    the kind's field labels (``labels``; ``metadata.name``/``metadata.namespace`` when None):
+    400 ``BadRequest`` when malformed or for a label the kind does not support."""
+    labels = labels or _META_LABELS
+    checks: list[Predicate] = []
+    for term in sorted(_split_field_terms(text)):
+        if not term:
+            continue
+        split = _split_field_term(term)
+        if split is None:
             raise bad_request(f"invalid selector: '{text}'; can't understand '{term}'")
-        getter = _FIELDS.get(field)
+        field, op, raw = split
+        value = _unescape_field_value(raw)
+        getter = labels.getter(field)
         if getter is None:
-            raise bad_request(f"field label not supported: {field}")
-        if op != "!=":
-            exact[field] = value
+            raise bad_request(labels.unsupported(field))
         checks.append(_field_check(getter, value, op != "!="))
-    return Selector(checks), exact
+    return Selector(checks)
+
+
+_META_LABELS: Final = field_labels(Resource("", "v1", "configmaps", "ConfigMap"))

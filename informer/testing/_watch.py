@@ -19,6 +19,7 @@ from informer.resource import Resource
 from informer.testing import _list_options as params
 from informer.testing._content import encode
 from informer.testing._fault_injection import StreamCut, StreamEnd, WatchWriter
+from informer.testing._field_labels import FieldLabels
 from informer.testing._history import History
 from informer.testing._selectors import Selector
 from informer.testing._sharding import watch_filter
@@ -141,6 +142,7 @@ class WatchServer:
         query: dict[str, str],
         fault: Fault | None,
         convert: Callable[[list[bytes]], list[bytes]] | None = None,
+        fields_of: FieldLabels | None = None,
     ) -> web.StreamResponse:
         """Validate, then stream until the timeout, a fault, a restore or the server's stop.
 
@@ -153,7 +155,7 @@ class WatchServer:
         sie = params.parse_bool(query, "sendInitialEvents") if options.watch_list else None
         allow_bookmarks = bool(params.parse_bool(query, "allowWatchBookmarks"))
         timeout = params.parse_int(query, "timeoutSeconds")
-        selector = params.selector(query, name)
+        selector = params.selector(query, name, fields_of)
         params.validate(options, True, rv, rvm, cont, sie)
         shard = watch_filter(options.shard_selectors, query, selector)
         if shard is not None:
