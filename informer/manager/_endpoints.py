@@ -137,4 +137,6 @@ class Endpoints:
         body, content_type = rendered
         response = web.Response(body=body)
         response.headers["Content-Type"] = content_type
+        if "gzip" in request.headers.get("Accept-Encoding", ""):
+            response.enable_compression(web.ContentCoding.gzip)  # as Prometheus scrapes
         return response

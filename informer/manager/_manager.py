@@ -85,7 +85,8 @@ class Manager:
     ``leader_election_namespace``, else this pod's namespace, else ``default``) or a
     ``LeaderElector`` of your own (its timings and identity); None runs the controllers at once.
     ``options`` are the informers' ``ReflectorOptions``. ``registry``: the Prometheus registry
-    ``/metrics`` serves (the default one).
+    ``/metrics`` serves (the default one); the manager's parts are collected in it while it
+    serves (``port`` not None).
     """
 
     def __init__(
@@ -256,8 +257,10 @@ class Manager:
             raise RuntimeError(f"a manager runs once (this one is {self._state.value})")
         self._state = ManagerState.STARTING
         self.watchdog.start()
-        self._metrics.register([*self._factories, *self._informers, *self._controllers])
         if self.port is not None:
+            # registered only where served: two managers of one process (replicas in a test)
+            # would otherwise export each other's process-wide series twice
+            self._metrics.register(self._metric_sources())
             self._endpoints = Endpoints(
                 host=self.host,
                 port=self.port,
@@ -308,6 +311,10 @@ class Manager:
     def _on_signal(self, name: str) -> None:
         self._stop_reason = name
         self.request_stop()
+
+    def _metric_sources(self) -> list[Any]:
+        sources: list[Any] = [*self._factories, *self._informers, *self._controllers]
+        return sources if self.elector is None else [*sources, self.elector]
 
     # -- the work: sync, then the controllers (under the election) -------------------------
     async def _run_work(self) -> None:
