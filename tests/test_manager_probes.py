@@ -181,16 +181,30 @@ async def test_healthz_fails_while_the_event_loop_lags(api_server: ApiServer) ->
 
 
 @pytest.mark.asyncio
-async def test_metrics_serves_the_registry(api_server: ApiServer, manager: Manager) -> None:
+async def test_metrics_serves_the_registry(api_server: ApiServer) -> None:
+    """Histograms, the request metrics and the leader's status, as dashboards read them."""
     api_server.create(CONFIGMAPS, cm("a"))
+    manager = new_manager(api_server, leader_election="metrics")
     controller = manager.controller(reconcile_nothing, for_=manager.informer(CONFIGMAPS))
     async with manager:
         await controller.wait_running(timeout=10)
+        await wait_until(lambda: controller.statistics().reconciles >= 1)
         status, body = await get(manager, "/metrics")
     assert status == 200
-    assert 'reflector_lists_total{namespace="",resource="configmaps",selector=""} 1.0' in body
-    assert 'controller_runtime_reconcile_total{controller="configmap"' in body
-    assert 'workqueue_adds_total{name="configmap"}' in body
+    samples = [line for line in body.splitlines() if not line.startswith("#")]
+
+    def sample(name: str, *labels: str) -> list[str]:
+        return [s for s in samples if s.startswith(name + "{") and all(x in s for x in labels)]
+
+    assert sample("reflector_lists_total", 'resource="configmaps"')
+    assert sample("controller_runtime_reconcile_total", 'controller="configmap"')
+    assert sample("controller_runtime_reconcile_time_seconds_bucket", 'le="+Inf"')
+    assert sample("workqueue_queue_duration_seconds_bucket")
+    assert sample("rest_client_requests_total", 'method="GET"', 'code="200"')
+    assert sample("rest_client_request_duration_seconds_bucket")
+    assert sample("leader_election_master_status", 'name="metrics"') == [
+        'leader_election_master_status{name="metrics"} 1.0'
+    ]
 
 
 @pytest.mark.asyncio

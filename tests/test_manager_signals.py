@@ -166,7 +166,14 @@ async def test_configmap_mirror_example_serves_probes_and_metrics_and_stops_on_s
         await wait_for_endpoint(port, "/readyz", 200, "ok")
         await wait_for_endpoint(port, "/healthz", 200, "ok")
         metrics = await wait_for_endpoint(port, "/metrics", 200, "controller_runtime_reconcile")
-        assert 'reflector_lists_total{namespace="",resource="configmaps"' in metrics
+        for sample in (
+            "controller_runtime_reconcile_time_seconds_bucket{",  # histograms
+            "workqueue_work_duration_seconds_bucket{",
+            'rest_client_requests_total{code="201",',  # the requests (its create)
+            "rest_client_request_duration_seconds_bucket{",
+            'leader_election_master_status{name="configmap-mirror"} 1.0',
+        ):
+            assert sample in metrics
         assert holder(api_server, "configmap-mirror")
     finally:
         process.send_signal(signal.SIGTERM)
