@@ -46,7 +46,12 @@ _REASON_CODES = {"Expired": 410, "Gone": 410, "TooManyRequests": 429}
 class ApiError(Exception):
     """A Kubernetes API failure: HTTP ``code``, Status ``reason``, ``message`` and ``details``;
     ``request`` describes the request that failed (verb, resource, namespace, name) when the
-    library sent it."""
+    library sent it.
+
+    ``retry_after``: the seconds the server asked to wait before trying again (``Retry-After``
+    or ``details.retryAfterSeconds``), kept for a 429 and a 5xx only (client-go's ``checkWait``
+    honours it for those alone); None when it gave none.
+    """
 
     request: RequestInfo | None = None
 
@@ -58,6 +63,7 @@ class ApiError(Exception):
         details: Mapping[str, Any] | None = None,
         *,
         status: Mapping[str, Any] | None = None,
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(f"{code} {reason}: {message}" if reason else f"{code}: {message}")
         self.code = code
@@ -65,6 +71,7 @@ class ApiError(Exception):
         self.message = message
         self.details: Mapping[str, Any] = details or {}
         self.status: Mapping[str, Any] = status or {}
+        self.retry_after = retry_after
 
 
 class NotFound(ApiError):
@@ -98,17 +105,11 @@ class ResourceExpired(ApiError):
         return token if isinstance(token, str) and token else None
 
 
-class _RetryAfter(ApiError):
-    def __init__(self, *args: Any, retry_after: float | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.retry_after = retry_after
-
-
-class TooLargeResourceVersion(_RetryAfter):
+class TooLargeResourceVersion(ApiError):
     """504: the requested resource version is newer than the server has seen."""
 
 
-class TooManyRequests(_RetryAfter):
+class TooManyRequests(ApiError):
     """429: the server asks the client to slow down for ``retry_after`` seconds."""
 
 
@@ -257,11 +258,10 @@ def status_error(
         details = d if isinstance(d, Mapping) else {}
     if code == 410:
         return ResourceExpired(code, reason, message, details, status=raw)
+    retry = _parse_retry_after(retry_after_header, details) if code == 429 or code >= 500 else None
     if code == 429:
-        retry = _parse_retry_after(retry_after_header, details)
         return TooManyRequests(code, reason, message, details, status=raw, retry_after=retry)
     if code == 504 and _is_too_large(raw, details):
-        retry = _parse_retry_after(retry_after_header, details)
         return TooLargeResourceVersion(
             code, reason, message, details, status=raw, retry_after=retry
         )
@@ -270,7 +270,7 @@ def status_error(
         typed = AlreadyExists
     if typed is not None:
         return typed(code, reason, message, details, status=raw)
-    return ApiError(code, reason, message, details, status=raw)
+    return ApiError(code, reason, message, details, status=raw, retry_after=retry)
 
 
 _BY_CODE: dict[int, type[ApiError]] = {404: NotFound, 409: Conflict, 403: Forbidden, 422: Invalid}

@@ -71,6 +71,9 @@ PageRetry = Callable[[Exception, int], Awaitable[bool]]
 connection) with the error and how many times this page failed so far; it waits (e.g. for the
 429's Retry-After) and returns True to request the same page again, or False to give up."""
 
+PageArrived = Callable[[ListPage], None]
+"""Told of every page that arrived: the list moved on (a retry policy's count starts over)."""
+
 
 def retryable_page_error(exc: Exception) -> bool:
     """True when re-sending the same page request is safe and may succeed: a LIST is a read, and a
@@ -95,6 +98,7 @@ async def list_all(
     known: Known | None = None,
     trim: Trim | None = None,
     retry_page: PageRetry | None = None,
+    on_page: PageArrived | None = None,
 ) -> ListResult:
     """Every page of one list, as the request's first page decides (``known``, ``trim``: see
     ``KubeObject.from_list_item``).
@@ -106,7 +110,8 @@ async def list_all(
     A page that fails transiently is requested again, with the same continue token, as long as
     ``retry_page`` says so (client-go's request retries do this for 429 with Retry-After):
     restarting the list from its first page instead would, on a server throttling a share of
-    its requests, never get to the end of a long list.
+    its requests, never get to the end of a long list. ``on_page`` is told of every page that
+    arrived (pages that succeed between failures are progress).
     """
 
     async def page_at(
@@ -115,7 +120,7 @@ async def list_all(
         failures = 0
         while True:
             try:
-                return await transport.list_page(
+                page = await transport.list_page(
                     resource,
                     namespace=namespace,
                     limit=limit,
@@ -135,6 +140,10 @@ async def list_all(
                     or not await retry_page(exc, failures)
                 ):
                     raise
+            else:
+                if on_page is not None:
+                    on_page(page)
+                return page
 
     page = await page_at(resource_version, resource_version_match)
     list_rv = page.resource_version

@@ -194,3 +194,23 @@ async def created_since(
                 if event["type"] == "ADDED":
                     created.append(event["object"])
     return created
+
+
+class VirtualClock:
+    """A clock whose waits take no time: ``sleep`` records the seconds asked (``waits``), moves
+    ``now`` on by them and yields once. For ``ReflectorOptions(clock=...)`` and the writes
+    client: a test reads back what was waited instead of waiting it."""
+
+    def __init__(self) -> None:
+        self.time = 0.0
+        self.waits: list[float] = []
+
+    def now(self) -> float:
+        return self.time
+
+    async def sleep(self, seconds: float) -> None:
+        import asyncio
+
+        self.waits.append(seconds)
+        self.time += seconds
+        await asyncio.sleep(0)

@@ -50,10 +50,10 @@ def test_resets_after_a_healthy_period() -> None:
     assert b.attempt == 0
 
 
-async def test_sleep_honours_a_longer_retry_after_and_is_cancellable() -> None:
+async def test_sleep_waits_the_delay_and_is_cancellable() -> None:
     b = Backoff(BackoffPolicy(initial=0.0001, jitter=False))
     assert await b.sleep() == 0.0001
-    assert await b.sleep(at_least=0.001) == 0.001
+    assert await b.sleep(retry_after=0.001) == 0.001
     long = Backoff(BackoffPolicy(initial=3600.0, maximum=3600.0))
     task = asyncio.create_task(long.sleep())
     await asyncio.sleep(0)
@@ -84,4 +84,48 @@ def test_an_unbounded_maximum_does_not_overflow() -> None:
 
 async def test_a_huge_retry_after_is_capped() -> None:
     b = Backoff(BackoffPolicy(initial=0.0001, jitter=False, max_retry_after=0.001))
-    assert await b.sleep(at_least=999_999_999.0) == 0.001
+    assert await b.sleep(retry_after=999_999_999.0) == 0.001
+
+
+def test_a_retry_after_is_the_wait_and_does_not_grow_the_sequence() -> None:
+    """A throttled request waits what the server said, however many came before: the
+    exponential sequence neither grows nor lengthens it."""
+    b = Backoff(BackoffPolicy(jitter=False), clock=Clock())
+    assert [b.delay(1.0), b.delay(0.0), b.delay(1.0), b.delay(0.0)] == [1.0, 0.0, 1.0, 0.0]
+    assert b.attempt == 0
+    assert b.next_delay() == 0.8  # the first failure without a hint starts from initial
+    assert b.delay(0.5) == 0.5  # shorter than the grown delay: still the server's word
+    assert b.next_delay() == 1.6
+
+
+def test_a_long_run_of_retry_afters_with_nothing_answered_backs_off_too() -> None:
+    """A server answering "retry at once" forever must not be polled in a tight loop: past
+    ``retry_after_limit`` hints in a row the exponential delay applies as well; anything
+    answered in between ends the run."""
+    b = Backoff(BackoffPolicy(jitter=False, retry_after_limit=3), clock=Clock())
+    assert [b.delay(0.0) for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert [b.delay(0.0), b.delay(0.0), b.delay(5.0)] == [0.8, 1.6, 5.0]
+    b.answered()
+    assert [b.delay(0.0) for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert b.attempt == 3  # answered() ends the throttled run, not the failure sequence
+    assert b.delay(0.0) == 6.4
+
+
+def test_progress_starts_the_sequence_again() -> None:
+    b = Backoff(BackoffPolicy(jitter=False), clock=Clock())
+    assert [b.next_delay() for _ in range(3)] == [0.8, 1.6, 3.2]
+    b.progress()
+    assert b.attempt == 0 and b.throttled_in_a_row == 0
+    assert b.next_delay() == 0.8
+
+
+async def test_sleep_goes_through_the_given_sleep() -> None:
+    waited: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waited.append(seconds)
+
+    b = Backoff(BackoffPolicy(jitter=False), clock=Clock(), sleep=sleep)
+    assert await b.sleep(2.0) == 2.0
+    assert await b.sleep() == 0.8
+    assert waited == [2.0, 0.8]

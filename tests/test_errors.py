@@ -270,7 +270,14 @@ def test_504_not_too_large_is_plain_api_error(body: bytes) -> None:
     err = status_error(504, body, retry_after_header="1")
     assert type(err) is ApiError
     assert err.code == 504
-    assert not hasattr(err, "retry_after")
+    assert err.retry_after == 1.0  # a 5xx's Retry-After is the client's wait (client-go too)
+
+
+@pytest.mark.parametrize("code", [400, 403, 404, 409, 422])
+def test_a_retry_after_on_a_4xx_other_than_429_is_ignored(code: int) -> None:
+    """client-go's checkWait honours Retry-After on a 429 or a 5xx only."""
+    err = status_error(code, as_bytes(status(code, "X", "x")), retry_after_header="5")
+    assert err.retry_after is None
 
 
 def test_too_large_message_on_other_code_is_not_too_large() -> None:

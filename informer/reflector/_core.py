@@ -51,7 +51,8 @@ class _ReflectorCore:
     on_deltas: DeltaSink | None
     synced: asyncio.Event
     log: structlog.stdlib.BoundLogger
-    _backoff: Backoff
+    _backoff: Backoff  # the list/watch cycle's, and every Retry-After wait
+    _page_backoff: Backoff  # one failing page's waits (from initial again for every page)
     _counters: _Counters
     # the list strategy (see StreamingState) and its pause
     _stream_state: StreamingState
@@ -110,7 +111,14 @@ class _ReflectorCore:
         )
         self._emit(deltas)
         self._older_in_a_row = 0
+        self._backoff.answered()
         self.synced.set()
+
+    def _new_backoff(self) -> Backoff:
+        clock = self.options.clock
+        if clock is None:
+            return Backoff(self.options.backoff)
+        return Backoff(self.options.backoff, clock=clock.now, sleep=clock.sleep)
 
     def _watch_timeout(self) -> int:
         low, high = self.options.watch_timeout

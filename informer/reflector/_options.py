@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from informer import _checks
-from informer.backoff import BackoffPolicy
+from informer.backoff import BackoffPolicy, WaitClock
 from informer.errors import ConfigurationError
 
 Transform = Callable[[dict[str, Any]], Mapping[str, Any]]
@@ -25,6 +25,13 @@ class ReflectorOptions:
     of real API servers, so a watch that gets bookmarks is never re-opened) is presumed stuck and
     re-opened from the last RV, without relisting; None waits for the watch timeout plus the
     transport's ``idle_margin`` (5.5 to 10.5 minutes).
+
+    ``backoff``: how failures are waited out (a server's Retry-After is the wait; other failures
+    back off exponentially, from ``initial`` again once the work moves on). ``page_retries``: how
+    many times one failed page (429, 5xx, a cut connection) is requested again before the list
+    starts over. ``clock``: what those waits run on (``now`` and ``sleep``; the event loop's by
+    default): a test passes a virtual clock so that waits take no time and can be read back.
+    Durations the server decides (how long a watch lasted) are measured in real time.
     """
 
     page_size: int = 500
@@ -43,6 +50,7 @@ class ReflectorOptions:
     quick_watch_end: float = 1.0
     backwards_after: int = 10
     transform: Transform | None = None
+    clock: WaitClock | None = None
 
     def __post_init__(self) -> None:
         o = "ReflectorOptions"
@@ -69,3 +77,8 @@ class ReflectorOptions:
         _checks.non_negative(o, "quick_watch_end", self.quick_watch_end)
         _checks.integer(o, "backwards_after", self.backwards_after, minimum=1)
         _checks.callable_or_none(o, "transform", self.transform)
+        if self.clock is not None and not (
+            callable(getattr(self.clock, "now", None))
+            and callable(getattr(self.clock, "sleep", None))
+        ):
+            raise ConfigurationError(f"{o}.clock must have now() and sleep(): {self.clock!r}")

@@ -6,15 +6,19 @@
 - 410 on a continuation restarts the list at the first page's RV, then falls back to a
   consistent read; 410 on a first NotOlderThan page (an old server applying Exact) falls back to
   a consistent read;
-- a page that failed transiently (429, 5xx, a cut connection) is requested again, a few times;
+- a page that failed transiently (429, 5xx, a cut connection) is requested again, a few times:
+  after the server's Retry-After when it gave one (not a failure of the backoff: a throttled
+  server is not a broken one), else after a backoff of that page's own, from ``initial`` for
+  every page (the pages that arrived in between are progress);
 - a consistent read older than the cache is the truth: the server's RVs went backwards.
 """
 
 from __future__ import annotations
 
-from informer.errors import ResourceExpired, TooLargeResourceVersion, TooManyRequests
+from informer.errors import ApiError, ResourceExpired, TooLargeResourceVersion
 from informer.pager import ContinueExpired, list_all
 from informer.reflector._core import _brief, _ReflectorCore
+from informer.transport import ListPage
 
 
 class _PagedList(_ReflectorCore):
@@ -55,6 +59,7 @@ class _PagedList(_ReflectorCore):
                     known=self._known if len(self.store) else None,
                     trim=self._trim(),
                     retry_page=self._retry_page,
+                    on_page=self._page_arrived,
                 )
             except ContinueExpired as exc:
                 self._counters.expired += 1
@@ -110,15 +115,29 @@ class _PagedList(_ReflectorCore):
             self._backwards_counted = False
             return
 
+    def _page_arrived(self, _page: ListPage) -> None:
+        self._backoff.answered()  # a run of Retry-After answers has ended
+
     async def _retry_page(self, exc: Exception, failures: int) -> bool:
-        """A page failed transiently (429, 5xx, cut connection): wait (at least the server's
-        Retry-After) and request the same page again, up to ``page_retries`` times a page; then
-        the error goes to the loop's usual handling (back off, list again from the first page)."""
+        """A page failed transiently (429, 5xx, cut connection): wait and request the same page
+        again, up to ``page_retries`` times a page; then the error goes to the loop's usual
+        handling (back off, list again from the first page).
+
+        The wait is the server's Retry-After when it gave one (a 429, a 5xx), counted in the
+        reflector's run of throttled answers (only a long run with nothing answered in between
+        adds the exponential delay); otherwise the next delay of this page's own backoff, which
+        starts from ``initial`` for every page: the reflector-wide backoff is not fed, so a long
+        list throttled now and then waits what the server asks for each page, no longer."""
         if failures > self.options.page_retries:
             return False
         self._counters.page_retries += 1
-        retry_after = exc.retry_after if isinstance(exc, TooManyRequests) else None
-        delay = await self._backoff.sleep(retry_after)
+        retry_after = exc.retry_after if isinstance(exc, ApiError) else None
+        if retry_after is not None:
+            delay = await self._backoff.sleep(retry_after)
+        else:
+            if failures == 1:
+                self._page_backoff.reset()
+            delay = await self._page_backoff.sleep()
         error = _brief(exc)
         self.log.info("reflector.page_retry", error=error, failures=failures, delay=round(delay, 3))
         return True

@@ -12,7 +12,6 @@ import enum
 
 from informer import _checks
 from informer._log import get_logger
-from informer.backoff import Backoff
 from informer.errors import (
     ApiError,
     ConfigurationError,
@@ -72,7 +71,8 @@ class Reflector(_Watching, _StreamingList, _PagedList):
         self.options = options or ReflectorOptions()
         self.on_deltas = on_deltas
         self.synced = asyncio.Event()
-        self._backoff = Backoff(self.options.backoff)
+        self._backoff = self._new_backoff()
+        self._page_backoff = self._new_backoff()
         self._counters = _Counters()
         self._stream_state = (
             StreamingState.OFF if self.options.list_strategy == "list" else StreamingState.UNTRIED
@@ -205,7 +205,7 @@ class Reflector(_Watching, _StreamingList, _PagedList):
                 )
             except ApiError as exc:
                 self._counters.errors += 1
-                delay = await self._backoff.sleep()
+                delay = await self._backoff.sleep(exc.retry_after)  # a 5xx's Retry-After
                 self.log.warning(
                     "reflector.api_error", phase=phase.value, error=str(exc), delay=round(delay, 3)
                 )

@@ -4,7 +4,8 @@ A watch resumes from the last RV after a clean end, a broken connection or silen
 ``idle_timeout``; stale and duplicate events are dropped by the store (KEP-5504 comparisons), and
 a server whose RVs go backwards (an etcd restore: events older than the cache again and again, or
 a server RV behind the cache after a watch broke off) raises ``_ServerWentBackwards`` for the
-loop to relist with a consistent read.
+loop to relist with a consistent read. A watch that delivered anything was progress: the backoff
+before the next one starts from ``initial`` again.
 """
 
 from __future__ import annotations
@@ -93,6 +94,11 @@ class _Watching(_ReflectorCore):
         except (TransportError, WatchStreamError):
             self._probe_before_watch = True
             raise
+        finally:
+            if seen:
+                # it delivered: whatever ends it now is a new failure, re-watched after
+                # ``initial`` again, not after a delay grown by the failures before it
+                self._backoff.progress()
         elapsed = time.monotonic() - started
         if elapsed < 0.9 * timeout_seconds:
             self._probe_before_watch = True  # the server ended it early: restarted, restored?
