@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import sys
+import sysconfig
 import traceback
 from collections.abc import Iterator
 from typing import Any
@@ -38,10 +40,16 @@ from typing import Any
 import structlog
 from structlog.typing import EventDict, WrappedLogger
 
-__all__ = ["capture_logs", "describe_error", "get_logger"]
+__all__ = ["capture_logs", "describe_error", "describe_failure", "get_logger"]
 
 ROOT = "informer"
 logging.getLogger(ROOT).addHandler(logging.NullHandler())
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_INSTALLED = tuple(
+    {os.path.join(p, "") for p in (sysconfig.get_paths().get(k) for k in ("stdlib", "purelib",
+     "platlib", "platstdlib")) if p}
+)  # fmt: skip
 
 
 def describe_error(exc: BaseException) -> str:
@@ -54,6 +62,60 @@ def describe_error(exc: BaseException) -> str:
         tb = tb.tb_next
     code = tb.tb_frame.f_code
     return f"{type(exc).__name__} in {code.co_name} ({code.co_filename}:{tb.tb_lineno})"
+
+
+def _in_library(filename: str) -> bool:
+    return os.path.abspath(filename).startswith(_PACKAGE)
+
+
+def _installed(filename: str) -> bool:
+    """In the standard library or an installed package (not the application's own code)."""
+    return os.path.abspath(filename).startswith(_INSTALLED)
+
+
+def _user_frame(exc: BaseException) -> tuple[str, str, int] | None:
+    """``(function, file, line)`` of the line of the application that led to ``exc``: reading
+    the traceback from the frame that caught it, the first run of frames outside this library
+    (the application's callback: a reconcile, a handler), and in it the last frame of the
+    application's own code (not of the standard library or an installed package), else the
+    run's first frame. None when every frame is the library's."""
+    run: list[traceback.FrameSummary] = []
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if _in_library(frame.filename):
+            if run:
+                break
+            continue
+        run.append(frame)
+    if not run:
+        return None
+    own = [f for f in run if not _installed(f.filename)]
+    frame = own[-1] if own else run[0]
+    return frame.name, frame.filename, frame.lineno or 0
+
+
+def describe_failure(exc: BaseException) -> dict[str, Any]:
+    """A failure of the application's code (a reconcile) for a log record, without its message
+    or locals (they can quote object data): ``error`` = the type and the application's line that
+    led to it (``NotFound in reconcile (/app/operator.py:42)``: the first frame outside this
+    library, not the library's line that raised), and for an API error the request's ``status``,
+    ``reason``, ``verb``, ``resource``, ``namespace`` and ``name``."""
+    where = _user_frame(exc)
+    if where is None:
+        fields: dict[str, Any] = {"error": describe_error(exc)}
+    else:
+        function, filename, line = where
+        fields = {"error": f"{type(exc).__name__} in {function} ({filename}:{line})"}
+    code = getattr(exc, "code", None)
+    if isinstance(code, int) and not isinstance(code, bool) and hasattr(exc, "reason"):
+        fields["status"] = code
+        reason = getattr(exc, "reason", "")
+        if reason:
+            fields["reason"] = str(reason)
+        request = getattr(exc, "request", None)
+        log_fields = getattr(request, "log_fields", None)
+        if callable(log_fields):
+            fields.update(log_fields())
+    return fields
 
 
 def _describe_traceback(exc: BaseException) -> str:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
+from datetime import UTC, datetime
 from typing import Literal, TextIO
 
 import structlog
@@ -21,6 +23,19 @@ __all__ = ["LOG_FORMATS", "LOG_LEVELS", "configure_logging"]
 LogFormat = Literal["console", "json"]
 LOG_FORMATS: tuple[str, ...] = ("console", "json")
 LOG_LEVELS: tuple[str, ...] = ("debug", "info", "warning", "error", "critical")
+
+
+def _timestamp_from_record(
+    _: structlog.typing.WrappedLogger, __: str, event: structlog.typing.EventDict
+) -> structlog.typing.EventDict:
+    """The library's records (structured, so ``foreign_pre_chain`` does not run for them) get the
+    ``timestamp`` every other record has: when the record was made, ISO 8601 in UTC."""
+    if "timestamp" not in event:
+        record = event.get("_record")
+        created = record.created if isinstance(record, logging.LogRecord) else time.time()
+        stamp = datetime.fromtimestamp(created, UTC).isoformat().replace("+00:00", "Z")
+        event["timestamp"] = stamp
+    return event
 
 
 class _Handler(logging.StreamHandler):  # type: ignore[type-arg]
@@ -67,7 +82,12 @@ def configure_logging(
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             foreign_pre_chain=shared,
-            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
+            processors=[
+                structlog.contextvars.merge_contextvars,
+                _timestamp_from_record,
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                renderer,
+            ],
         )
     )
     root = logging.getLogger()

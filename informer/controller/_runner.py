@@ -29,8 +29,11 @@
   ``run()`` may be called again after it ended (e.g. on regaining leadership): it starts from the
   caches' current state, as a new leader must.
 
-Every reconcile logs ``controller.reconciled`` (controller, key, duration, result, and for a
-failure the exception type and where it was raised, never its message: it can quote object data).
+Every reconcile logs ``controller.reconciled`` (controller, key, duration, result): at DEBUG when
+it succeeded, at WARNING when it failed, with the exception's type and the application's line that
+led to it (the first frame outside the library), and for an API error the failed request's HTTP
+status, reason, verb, resource, namespace and name; never the exception's message (it can quote
+object data).
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from types import TracebackType
 from typing import Self
 
 from informer._histogram import RECONCILE_BUCKETS
-from informer._log import describe_error, get_logger
+from informer._log import describe_error, describe_failure, get_logger
 from informer.client import Client
 from informer.controller._freshness import WriteTracker, reconciling
 from informer.controller._keys import (
@@ -431,9 +434,9 @@ class Controller:
             "result": result,
         }
         if exc is not None:
-            fields["error"] = describe_error(exc)
+            fields.update(describe_failure(exc))  # the user's line; the API request, if any
             fields["retries"] = self.queue.num_requeues(request)
-        level = self._log.info if result in ("succeeded", "requeued_after") else self._log.warning
+        level = self._log.debug if result in ("succeeded", "requeued_after") else self._log.warning
         level("controller.reconciled", **fields)
 
     # -- statistics ----------------------------------------------------------------------------

@@ -64,6 +64,9 @@ class _Watching(_ReflectorCore):
         self._counters.watches += 1
         started = time.monotonic()
         seen = 0
+        self.log.debug(
+            "reflector.watch_started", rv=self.store.resource_version, timeout=timeout_seconds
+        )
         try:
             async with stream:
                 handle = self._handle
@@ -90,9 +93,14 @@ class _Watching(_ReflectorCore):
             self.log.info(
                 "reflector.watch_idle", seconds=exc.seconds, rv=self.store.resource_version
             )
+            self._log_closed("idle", seen, started)
             return
-        except (TransportError, WatchStreamError):
+        except (TransportError, WatchStreamError) as exc:
             self._probe_before_watch = True
+            self._log_closed(type(exc).__name__, seen, started)
+            raise
+        except BaseException as exc:  # an API error (410, 429, ...), a restore, a cancellation
+            self._log_closed(getattr(exc, "reason", "") or type(exc).__name__, seen, started)
             raise
         finally:
             if seen:
@@ -100,7 +108,9 @@ class _Watching(_ReflectorCore):
                 # ``initial`` again, not after a delay grown by the failures before it
                 self._backoff.progress()
         elapsed = time.monotonic() - started
-        if elapsed < 0.9 * timeout_seconds:
+        early = elapsed < 0.9 * timeout_seconds
+        self._log_closed("server_closed_early" if early else "timeout", seen, started)
+        if early:
             self._probe_before_watch = True  # the server ended it early: restarted, restored?
         if seen == 0 and elapsed < self.options.quick_watch_end:
             self._quick_ends += 1
@@ -109,6 +119,11 @@ class _Watching(_ReflectorCore):
                 self.log.info("reflector.watch_ends_quickly", times=self._quick_ends, delay=delay)
         else:
             self._quick_ends = 0
+
+    def _log_closed(self, why: str, events: int, started: float) -> None:
+        """DEBUG: a watch ended (``why``: timeout, server_closed_early, idle, the error)."""
+        seconds = round(time.monotonic() - started, 3)
+        self.log.debug("reflector.watch_closed", why=why, events=events, seconds=seconds)
 
     def _handle(self, event: WatchEvent) -> Delta | None:
         """Apply one event to the store; the change it made, if any."""
