@@ -20,7 +20,6 @@ class MetricsExport:
     def __init__(self, registry: Any | None = None) -> None:
         try:
             import prometheus_client
-            from prometheus_client import exposition
 
             from informer import metrics
         except ImportError:  # the optional extra is not installed
@@ -29,7 +28,6 @@ class MetricsExport:
         self.available = True
         self.registry = registry if registry is not None else prometheus_client.REGISTRY
         self._metrics = metrics
-        self._exposition = exposition
         self._collector: Any | None = None
 
     def register(self, sources: Iterable[Any]) -> None:
@@ -44,5 +42,5 @@ class MetricsExport:
     def render(self, accept: str) -> tuple[bytes, str] | None:
         if not self.available:
             return None
-        encoder, content_type = self._exposition.choose_encoder(accept)
-        return encoder(self.registry), content_type
+        body, content_type = self._metrics.render_metrics(self.registry, accept)
+        return body, content_type
