@@ -13,6 +13,7 @@ its own writes and waits until its cache has seen them before it reconciles agai
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -25,7 +26,7 @@ import msgspec
 
 from informer._log import get_logger
 from informer._requests import observe_request, request_info
-from informer.errors import MalformedResponse, TransportError, status_error
+from informer.errors import ApiError, MalformedResponse, TransportError, status_error
 from informer.objects import KubeObject
 from informer.ownership import has_finalizer
 from informer.resource import Resource
@@ -277,11 +278,17 @@ class Client:
         query = _query(
             dryRun="All" if dry_run else None, fieldManager=field_manager or self.field_manager
         )
-        result = await self._request(
-            "POST", resource.path(ns), query, _encoder.encode(body), "application/json"
-        )
+        name = str(_metadata(body).get("name") or "")
+        try:
+            result = await self._request(
+                "POST", resource.path(ns), query, _encoder.encode(body), "application/json"
+            )
+        except ApiError as exc:  # a create's URL names no object: the error names the body's
+            if exc.request is not None and name:
+                exc.request = dataclasses.replace(exc.request, name=name)
+            raise
         if not dry_run:
-            self._announce(resource, "create", result, str(_metadata(body).get("name") or ""), ns)
+            self._announce(resource, "create", result, name, ns)
         return result
 
     async def replace(

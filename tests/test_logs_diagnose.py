@@ -220,6 +220,20 @@ async def test_request_and_reconcile_records_show_no_object_data_or_token(
             root.removeHandler(handler)
         root.setLevel(old)
         await api.close()
+    as_json = handlers[1]
+    assert isinstance(as_json, logging.StreamHandler)
+    records = [json.loads(line) for line in as_json.stream.getvalue().splitlines()]
+    failure = next(r for r in records if r["event"] == "controller.reconciled")
+    assert {
+        k: failure[k] for k in ("status", "reason", "verb", "resource", "namespace", "name")
+    } == {
+        "status": 422,
+        "reason": "Invalid",
+        "verb": "create",
+        "resource": "secrets",
+        "namespace": "ns",
+        "name": "s",  # a create's URL names no object: the body's name
+    }
     for handler in handlers:
         assert isinstance(handler, logging.StreamHandler)
         text = handler.stream.getvalue()
