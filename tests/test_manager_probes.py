@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -16,11 +17,14 @@ from prometheus_client import CollectorRegistry
 from informer import (
     CONFIGMAPS,
     LEASES,
+    NAMESPACES,
+    Informer,
     InformerState,
     LeaderElector,
     Manager,
     ManagerState,
     Request,
+    SharedInformerFactory,
 )
 from informer._log import capture_logs
 from informer.manager import LoopWatchdog
@@ -305,3 +309,47 @@ async def test_past_the_shutdown_timeout_the_rest_is_cut_and_the_lease_left_to_e
     assert all(inf.state is InformerState.STOPPED for inf in manager.informers)
     lease = api_server.get(LEASES, "stuck", "default")
     assert lease is not None and lease["spec"]["holderIdentity"]  # a reconcile may still write
+
+
+@pytest.mark.asyncio
+async def test_informers_and_factories_built_elsewhere_run_from_start_to_stop(
+    api_server: ApiServer,
+) -> None:
+    api = api_server.api_client()
+    own = Informer(api, CONFIGMAPS, namespace="default", options=FAST)
+    factory = SharedInformerFactory(api, options=FAST)
+    shared = factory.informer(NAMESPACES)
+    manager = new_manager(api_server)
+    manager.add(own, factory, own)
+    assert manager.informers.count(own) == 1
+    async with manager:
+        await manager.wait_synced(timeout=10)
+        assert own.has_synced and shared.has_synced
+        status, body = await get(manager, "/readyz?verbose")
+        assert status == 200
+        assert "[+]informer-synced:configmaps/default ok" in body
+        assert "[+]informer-synced:namespaces ok" in body
+        with pytest.raises(RuntimeError):
+            manager.add(Informer(api, CONFIGMAPS))  # parts come before the start
+    assert own.state is InformerState.STOPPED and shared.state is InformerState.STOPPED
+    await api.close()
+
+
+@pytest.mark.asyncio
+async def test_a_blocked_loop_is_reported_with_where_it_is_blocked(api_server: ApiServer) -> None:
+    watchdog = LoopWatchdog(interval=0.02, max_lag=0.05)
+
+    def blocking_call(logs: list[dict[str, Any]]) -> None:  # sync code in a coroutine: a bug
+        deadline = time.monotonic() + 30
+        while not any(e["event"] == "manager.loop_blocked" for e in logs):
+            assert time.monotonic() < deadline, "never reported"
+            time.sleep(0.01)  # the loop is blocked here until the watchdog's thread reports it
+
+    async with new_manager(api_server, watchdog=watchdog):
+        with capture_logs() as logs:
+            blocking_call(logs)
+            await wait_until(lambda: any(e["event"] == "manager.loop_unblocked" for e in logs))
+    blocked = next(e for e in logs if e["event"] == "manager.loop_blocked")
+    assert blocked["log_level"] == "error"
+    assert blocked["where"].split(" <- ")[0].endswith(" in blocking_call")
+    assert "test_manager_probes.py" in blocked["where"]
