@@ -145,6 +145,9 @@ class LeaderElector:
         self._observed_rv = ""
         self._observed_at = -math.inf
         self._changed = asyncio.Event()
+        self._renewed_at = -math.inf  # start of the last successful attempt (clock time)
+        self._attempts = asyncio.Lock()  # one attempt at a time: the loop's or renew_now's
+        self._taken = False  # renew_now found another holder: the term is over
         self._log = log.bind(lease=f"{namespace}/{name}", identity=self.identity)
 
     @property
@@ -198,14 +201,15 @@ class LeaderElector:
         in_term = False  # a term started whose teardown has not started yet
         try:
             while True:
-                renewed_at = await self._acquire()
+                self._renewed_at = await self._acquire()
+                self._taken = False
                 self.terms += 1
                 self._set_state(ElectionState.LEADING)
                 in_term = True
                 self._log.info("leader_election.started_leading", term=self.terms)
                 if on_started_leading is not None:
                     work = asyncio.create_task(on_started_leading())
-                await self._renew_until_lost(renewed_at, work)
+                await self._renew_until_lost(work)
                 self._set_state(ElectionState.FOLLOWING)
                 self._log.warning("leader_election.stopped_leading", term=self.terms)
                 in_term = False
@@ -265,34 +269,66 @@ class LeaderElector:
             delay = self.retry_period * (1.0 + self._rng.random() * JITTER_FACTOR)
             await self.clock.sleep(delay)
 
-    async def _renew_until_lost(self, renewed_at: float, work: asyncio.Task[None] | None) -> None:
+    async def _renew_until_lost(self, work: asyncio.Task[None] | None) -> None:
         """Renew every ``retry_period``; return when no renewal succeeded within
         ``renew_deadline`` of the last success's start, or another holder shows up.
 
         The term never outlives that deadline: a renewal is due ``retry_period`` after the last
         success but no later than ``retry_period`` before the deadline (at once after a success
         that took long), each attempt is cut at the deadline, and the waits between failed
-        attempts end at it."""
+        attempts end at it. A ``renew_now`` that succeeded meanwhile moves the next one."""
+        margin = min(self.retry_period, self.renew_deadline - self.retry_period)
         while True:
-            deadline = renewed_at + self.renew_deadline
-            due = min(self.retry_period, deadline - self.retry_period - self.clock.now())
-            if due > 0:
-                await self._sleep_watching(due, work)
-            while True:
-                started = self.clock.now()
-                if started >= deadline:
-                    self._log.warning("leader_election.renew_deadline_passed")
+            wait = self._renewed_at + margin - self.clock.now()
+            if wait > 0:
+                await self._sleep_watching(wait, work)
+                if self._taken:
                     return
-                result = await self._bounded(deadline)
-                if result is _Attempt.ACQUIRED and self.clock.now() < deadline:
-                    renewed_at = started
-                    break
-                if result is _Attempt.HELD:
-                    return
-                self.renew_failures += 1
-                wait = min(self.retry_period, deadline - self.clock.now())
-                if wait > 0:
-                    await self._sleep_watching(wait, work)
+                continue
+            async with self._attempts:
+                result, deadline = await self._renew_once()
+            if result is _Attempt.ACQUIRED:
+                continue
+            if result is _Attempt.HELD or self._taken:
+                return
+            wait = min(self.retry_period, deadline - self.clock.now())
+            if wait <= 0:
+                self._log.warning("leader_election.renew_deadline_passed")
+                return
+            await self._sleep_watching(wait, work)
+            if self._taken:
+                return
+
+    async def _renew_once(self) -> tuple[_Attempt, float]:
+        """One renewal attempt bounded by the current deadline (the caller holds
+        ``_attempts``); returns its result and the deadline it was bounded by."""
+        deadline = self._renewed_at + self.renew_deadline
+        started = self.clock.now()
+        if started >= deadline:
+            return _Attempt.FAILED, deadline
+        result = await self._bounded(deadline)
+        if result is _Attempt.ACQUIRED and self.clock.now() < deadline:
+            self._renewed_at = started
+            return result, deadline
+        if result is _Attempt.HELD:
+            self._taken = True
+            return result, deadline
+        self.renew_failures += 1
+        return _Attempt.FAILED, deadline
+
+    async def renew_now(self) -> bool:
+        """While leading, renew at once (e.g. to publish what ``_annotate`` adds); True when the
+        Lease was written within the renew deadline, which it also moves."""
+        if not self.is_leader:
+            return False
+        async with self._attempts:
+            if not self.is_leader:
+                return False
+            result, _ = await self._renew_once()
+        return result is _Attempt.ACQUIRED
+
+    def _annotate(self, metadata: dict[str, Any]) -> None:
+        """Add to the metadata of every Lease this candidate writes (a hook for subclasses)."""
 
     async def _sleep_watching(self, seconds: float, work: asyncio.Task[None] | None) -> None:
         """Sleep on the clock; if the leader's work raises meanwhile, raise its exception (which
@@ -400,10 +436,11 @@ class LeaderElector:
             self.leader = holder
 
     async def _create(self) -> _Attempt:
-        body = {
+        body: dict[str, Any] = {
             "metadata": {"name": self.name, "namespace": self.namespace},
             "spec": {**self._spec(None), "leaseTransitions": 0},
         }
+        self._annotate(body["metadata"])
         try:
             created = await self.client.create(LEASES, body)
         except (AlreadyExists, Conflict):
@@ -419,6 +456,8 @@ class LeaderElector:
         its RV); None when the caller should read the Lease again (a 409 or a 404)."""
         body = current.to_dict()
         body["spec"] = self._spec(current)
+        body["metadata"] = dict(body.get("metadata") or {})
+        self._annotate(body["metadata"])
         try:
             written = await self.client.replace(LEASES, body)
         except (Conflict, NotFound):
