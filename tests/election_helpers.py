@@ -60,6 +60,15 @@ class SteppedClock(ManualClock):
                     async with asyncio.timeout(0.01):  # stuck() changes without notice
                         await self._changed.wait()
 
+    async def settle(self, expected: Callable[[], int]) -> None:
+        """Wait until as many callers sleep as ``expected()`` says (re-evaluated as they move)."""
+        async with asyncio.timeout(10):
+            while self.asleep != expected():
+                self._changed.clear()
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(0.01):
+                        await self._changed.wait()
+
 
 @dataclass
 class Candidate:

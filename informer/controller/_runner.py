@@ -57,6 +57,7 @@ from informer.controller._keys import (
     object_of,
     request_for,
 )
+from informer.controller._partition import Partition
 from informer.errors import ApiError, StaleCacheError, TransportError
 from informer.informer import Handler, Informer
 from informer.objects import KubeObject
@@ -178,6 +179,7 @@ class Controller:
         self._stale_skips = 0
         self._durations = _Window(buckets=RECONCILE_BUCKETS)  # controller-runtime's layout
         self._freshness_waits = _Window()
+        self.partition: Partition | None = None  # set by Ring.shard: reconcile part of the keys
 
     def _new_queue(self) -> WorkQueue[Request]:
         return WorkQueue(rate_limiter=self._rate_limiter, clock=self._clock, name=self.name)
@@ -342,8 +344,10 @@ class Controller:
             except Exception as exc:
                 self._log.error("controller.mapper_failed", error=describe_error(exc))
                 return
+            partition = self.partition
             for request in requests:
-                self.queue.add(request, priority)
+                if partition is None or partition.admit(inf, obj, request):
+                    self.queue.add(request, priority)
 
         def on_change(delta: Delta) -> None:
             priority = Priority.INITIAL if delta.from_list else Priority.LIVE
@@ -377,6 +381,8 @@ class Controller:
             self._reconciling.pop(task, None)
 
     async def _process(self, task: asyncio.Task[None], request: Request, priority: int) -> None:
+        if self.partition is not None and not self.partition.admits_key(request):
+            return  # its range moved away since it was queued
         if self._tracker.pending(request):
             started = self._clock.now()
             fresh = await self._tracker.wait_fresh(request, self.freshness_timeout)
@@ -391,7 +397,10 @@ class Controller:
         started = self._clock.now()
         try:
             async with asyncio.timeout(self.reconcile_timeout):
-                outcome = await self.reconcile(request)
+                if self.partition is None:
+                    outcome = await self.reconcile(request)
+                else:
+                    outcome = await self.partition.reconcile(request, self.reconcile)
         except TimeoutError:
             self._finish(request, priority, "timeout", started, None)
             self.queue.add_rate_limited(request, priority)
