@@ -26,6 +26,7 @@ __all__ = [
     "MalformedWatchLine",
     "NotFound",
     "ResourceExpired",
+    "ShardSelectorRejected",
     "StaleCacheError",
     "TooLargeResourceVersion",
     "TooManyRequests",
@@ -103,6 +104,14 @@ class ResourceExpired(ApiError):
         meta = self.status.get("metadata")
         token = meta.get("continue") if isinstance(meta, Mapping) else None
         return token if isinstance(token, str) and token else None
+
+
+class ShardSelectorRejected(ApiError):
+    """500 ``invalid shard selector: ...``: the server refused the request's ``shardSelector``.
+
+    A v1.36 server answers a malformed selector with a 500 and no reason; it is the client's
+    own error, the same on every retry: never retried as transient.
+    """
 
 
 class TooLargeResourceVersion(ApiError):
@@ -265,6 +274,8 @@ def status_error(
         return TooLargeResourceVersion(
             code, reason, message, details, status=raw, retry_after=retry
         )
+    if code == 500 and message.startswith(_SHARD_SELECTOR_REFUSED):
+        return ShardSelectorRejected(code, reason, message, details, status=raw)
     typed = _BY_CODE.get(code)
     if code == 409 and reason == "AlreadyExists":
         typed = AlreadyExists
@@ -273,4 +284,5 @@ def status_error(
     return ApiError(code, reason, message, details, status=raw, retry_after=retry)
 
 
+_SHARD_SELECTOR_REFUSED = "invalid shard selector:"
 _BY_CODE: dict[int, type[ApiError]] = {404: NotFound, 409: Conflict, 403: Forbidden, 422: Invalid}

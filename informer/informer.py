@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from collections.abc import AsyncGenerator, Awaitable, Callable, Hashable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Hashable, Iterable, Mapping
 from dataclasses import replace
 from types import TracebackType
 from typing import Any, Self
@@ -16,9 +16,17 @@ from typing import Any, Self
 from informer import _checks
 from informer._handler import DeliveryLatency, Handler, HandlerStats
 from informer._log import describe_error, get_logger
+from informer.errors import ConfigurationError
 from informer.objects import KubeObject
-from informer.reflector import Reflector, ReflectorOptions, ReflectorStats
+from informer.reflector import (
+    Reflector,
+    ReflectorOptions,
+    ReflectorStats,
+    ShardedReflector,
+    ShardStats,
+)
 from informer.resource import Resource
+from informer.shards import ShardField, ShardRange, ShardSet
 from informer.store import Delta, Store, Tombstone
 from informer.transport import Transport
 
@@ -81,6 +89,16 @@ class Informer:
 
     ``name`` tells apart, in metrics (the ``informer`` label) and logs, informers that watch the
     same selection differently (another transform); by default the transform's name, or "".
+
+    Sharded (KEP-5866): with ``shards`` (hash ranges of ``shard_field``, the uid by default) the
+    informer holds only the objects of those ranges. It sends ``shardSelector`` on every LIST,
+    continue page, streaming list and WATCH, and checks each object's hash itself as well (a
+    server with the feature gate off, older than v1.36, or without its watch cache sends
+    objects of every range: they are dropped, counted in ``statistics().shard_filtered``,
+    logged once). ``set_shards`` changes the ranges of a running informer, listing and
+    watching only the ranges taken (see ``ShardedReflector``); the objects of ranges given up
+    leave the cache with no delete delivered (they were not deleted). Freshness waits and
+    read-your-writes keep their meaning: the cache RV is the lowest of the ranges' RVs.
     """
 
     def __init__(
@@ -93,20 +111,39 @@ class Informer:
         field_selector: str | None = None,
         options: ReflectorOptions | None = None,
         name: str | None = None,
+        shards: ShardSet | Iterable[ShardRange] | None = None,
+        shard_field: ShardField = ShardField.UID,
     ) -> None:
         transport = client if isinstance(client, Transport) else Transport(client)
         self.resource = resource
         self.store = Store()
-        self.reflector = Reflector(
-            transport,
-            resource,
-            self.store,
-            namespace=namespace,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            options=options,
-            on_deltas=self._dispatch,
-        )
+        self.reflector: Reflector
+        if shards is None:
+            self.reflector = Reflector(
+                transport,
+                resource,
+                self.store,
+                namespace=namespace,
+                label_selector=label_selector,
+                field_selector=field_selector,
+                options=options,
+                on_deltas=self._dispatch,
+            )
+        else:
+            if not isinstance(shard_field, ShardField):
+                raise ConfigurationError(f"shard_field must be a ShardField: {shard_field!r}")
+            self.reflector = ShardedReflector(
+                transport,
+                resource,
+                self.store,
+                shards=shards if isinstance(shards, ShardSet) else ShardSet(shards),
+                field=shard_field,
+                namespace=namespace,
+                label_selector=label_selector,
+                field_selector=field_selector,
+                options=options,
+                on_deltas=self._dispatch,
+            )
         self.name = name if name is not None else _transform_name(self.reflector.options)
         self._handlers: list[Handler] = []
         self._state = InformerState.STOPPED
@@ -245,6 +282,35 @@ class Informer:
 
     def statistics(self) -> ReflectorStats:
         return self.reflector.statistics()
+
+    # -- shards (KEP-5866) -----------------------------------------------------------------
+    @property
+    def shards(self) -> ShardSet | None:
+        """The hash ranges held now; None for an informer that is not sharded."""
+        r = self.reflector
+        return r.shards if isinstance(r, ShardedReflector) else None
+
+    def set_shards(self, shards: ShardSet | Iterable[ShardRange]) -> None:
+        """Hold ``shards`` from now on (running or not): the ranges taken are listed and
+        watched, the ranges given up leave the cache; nothing kept is listed again."""
+        r = self.reflector
+        if not isinstance(r, ShardedReflector):
+            raise ConfigurationError("set_shards needs an informer created with shards=")
+        r.set_shards(shards if isinstance(shards, ShardSet) else ShardSet(shards))
+
+    async def wait_for_shards(self, timeout: float | None = None) -> None:
+        """Until every range held has been listed (those taken by ``set_shards`` too)."""
+        r = self.reflector
+        if not isinstance(r, ShardedReflector):
+            await self.wait_for_sync(timeout)
+            return
+        async with asyncio.timeout(timeout):
+            await r.lanes_synced.wait()
+
+    def shard_statistics(self) -> ShardStats | None:
+        """Ranges held, their share of the hash space, objects cached (None: not sharded)."""
+        r = self.reflector
+        return r.shard_statistics() if isinstance(r, ShardedReflector) else None
 
     # -- handlers --------------------------------------------------------------------------
     def add_handler(

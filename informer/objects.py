@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import msgspec
 
+from informer.shards import ShardField, hash_value
 from informer.transforms import DropFields
 
 Trim = DropFields
@@ -453,6 +454,11 @@ class KubeObject(_Base, gc=False, eq=False):
     @property
     def uid(self) -> str:
         return self._meta().uid
+
+    def shard_hash(self, field: ShardField) -> int:
+        """The hash a shard selector (KEP-5866) files this object under: FNV-1a 64 of its uid or
+        its namespace ("" when cluster-scoped)."""
+        return hash_value(self.uid if field is ShardField.UID else self.namespace)
 
     @property
     def labels(self) -> Mapping[str, str]:

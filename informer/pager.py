@@ -1,8 +1,9 @@
 """Paginated LIST: every page of one list, and Exact snapshot reads with verification.
 
 All pages of one list are served at the first page's RV; continuation requests carry only
-``continue``, ``limit`` and the selectors. An expired continue token raises ``ContinueExpired``
-carrying the first page's RV so the caller can restart at "not older than" it.
+``continue``, ``limit`` and the selectors (the shard selector too: a continue token does not
+remember it, and a page asked without it would be unfiltered). An expired continue token raises
+``ContinueExpired`` carrying the first page's RV so the caller can restart at "not older than" it.
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from typing import Any
 from informer.errors import (
     ApiError,
     ResourceExpired,
+    ShardSelectorRejected,
     TooLargeResourceVersion,
     TooManyRequests,
     TransportError,
 )
 from informer.objects import Known, KubeObject, Trim
 from informer.resource import Resource
+from informer.shards import InvalidShardSelector, ShardSelector, parse_selector
 from informer.transport import ListPage, Transport
 
 __all__ = [
@@ -31,16 +34,36 @@ __all__ = [
     "list_all",
     "list_exact",
     "retryable_page_error",
+    "server_applied",
 ]
 
 
 @dataclass(frozen=True, slots=True)
 class ListResult:
-    """A complete list: all items and the ListMeta RV they were read at."""
+    """A complete list: all items and the ListMeta RV they were read at.
+
+    With a shard selector: ``unfiltered_pages`` counts the pages the server answered without
+    ``shardInfo`` (it ignored the selector: their items were filtered here, by the same hash),
+    ``filtered_out`` the items dropped so.
+    """
 
     items: list[KubeObject]
     resource_version: str
     pages: int
+    unfiltered_pages: int = 0
+    filtered_out: int = 0
+
+
+def server_applied(page: ListPage, selector: ShardSelector) -> bool:
+    """Whether ``page`` says the server filtered it by ``selector``: its ``shardInfo`` holds the
+    same ranges (the echo is in the server's spelling: compared parsed, not as strings)."""
+    if page.shard_info is None:
+        return False
+    try:
+        echo = parse_selector(page.shard_info)
+    except InvalidShardSelector:
+        return False
+    return echo.field is selector.field and echo.shard_set == selector.shard_set
 
 
 class ContinueExpired(ResourceExpired):
@@ -80,7 +103,7 @@ def retryable_page_error(exc: Exception) -> bool:
     continue token stays valid until its RV is compacted (which answers 410, never retried)."""
     if isinstance(exc, TooManyRequests | TransportError):
         return True
-    if isinstance(exc, TooLargeResourceVersion | ResourceExpired):
+    if isinstance(exc, TooLargeResourceVersion | ResourceExpired | ShardSelectorRejected):
         return False  # the caller's fallbacks decide (consistent read, restart)
     return isinstance(exc, ApiError) and 500 <= exc.code <= 599
 
@@ -99,9 +122,13 @@ async def list_all(
     trim: Trim | None = None,
     retry_page: PageRetry | None = None,
     on_page: PageArrived | None = None,
+    shard_selector: ShardSelector | None = None,
 ) -> ListResult:
     """Every page of one list, as the request's first page decides (``known``, ``trim``: see
     ``KubeObject.from_list_item``).
+
+    ``shard_selector`` goes with every page; a page without the matching ``shardInfo`` was not
+    filtered by the server, and its items are filtered here (see ``ListResult``).
 
     The next page is requested before the items of the current one are built (one request
     ahead, like a reader's read-ahead): on a real server, which takes a while to answer each
@@ -131,6 +158,7 @@ async def list_all(
                     continue_=token,
                     known=known,
                     trim=trim,
+                    shard_selector=shard_selector,
                 )
             except Exception as exc:
                 failures += 1
@@ -149,6 +177,7 @@ async def list_all(
     list_rv = page.resource_version
     items: list[KubeObject] = []
     pages = 1
+    unfiltered = dropped = 0
     while True:
         token = page.continue_
         ahead = asyncio.ensure_future(page_at(token=token)) if token else None
@@ -157,14 +186,21 @@ async def list_all(
                 # let it send its request: the server prepares the next page while this one's
                 # items are built (the body stays in the socket until the build is done)
                 await asyncio.sleep(0)
-            items.extend(page.items)
+            if shard_selector is None or server_applied(page, shard_selector):
+                items.extend(page.items)
+            else:
+                unfiltered += 1
+                field, ranges = shard_selector.field, shard_selector.shard_set
+                kept = [o for o in page.items if ranges.contains(o.shard_hash(field))]
+                dropped += page.item_count - len(kept)
+                items.extend(kept)
         except BaseException:
             if ahead is not None:
                 ahead.cancel()
                 ahead.add_done_callback(_retrieve)
             raise
         if ahead is None:
-            return ListResult(items, list_rv, pages)
+            return ListResult(items, list_rv, pages, unfiltered, dropped)
         try:
             page = await ahead
         except ResourceExpired as exc:
@@ -187,6 +223,7 @@ async def list_exact(
     label_selector: str | None = None,
     field_selector: str | None = None,
     limit: int = 500,
+    shard_selector: ShardSelector | None = None,
 ) -> ListResult:
     """A snapshot at exactly ``resource_version`` (``ResourceExpired`` when compacted).
 
@@ -200,6 +237,7 @@ async def list_exact(
         "field_selector": field_selector,
         "resource_version": resource_version,
         "resource_version_match": "Exact",
+        "shard_selector": shard_selector,
     }
     result = await list_all(transport, resource, limit=None, **common)
     if result.resource_version == resource_version:

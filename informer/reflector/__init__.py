@@ -17,11 +17,20 @@ Deltas go to one callback, synchronously, right after the store changed.
 One phase per module, each importing only those before it: ``_options`` (``ReflectorOptions``),
 ``_stats`` (``StreamingState``, ``ReflectorStats``, the counters), ``_core`` (the state the phases
 share and the steps that put what they read in the store), ``_paged_list``, ``_streaming_list``
-and ``_watch`` (the phases), ``_reflector`` (``Reflector``: the loop that runs them).
+and ``_watch`` (the phases), ``_reflector`` (``Reflector``: the loop that runs them),
+``_sharded`` (``ShardedReflector``: one reflector per set of shard ranges, behind one store).
 """
 
 from informer.reflector._options import ReflectorOptions
 from informer.reflector._reflector import Reflector
+from informer.reflector._sharded import ShardedReflector, ShardStats
 from informer.reflector._stats import ReflectorStats, StreamingState
 
-__all__ = ["Reflector", "ReflectorOptions", "ReflectorStats", "StreamingState"]
+__all__ = [
+    "Reflector",
+    "ReflectorOptions",
+    "ReflectorStats",
+    "ShardStats",
+    "ShardedReflector",
+    "StreamingState",
+]

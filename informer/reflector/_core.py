@@ -25,7 +25,8 @@ from informer.reflector._options import ReflectorOptions
 from informer.reflector._stats import StreamingState, _Counters
 from informer.resource import Resource
 from informer.resource_version import compare_resource_versions, is_comparable
-from informer.store import Delta, Store
+from informer.shards import ShardSelector, ShardSet
+from informer.store import Delta, Store, StorePartition
 from informer.transforms import DropFields
 from informer.transport import Transport
 
@@ -43,10 +44,15 @@ class _ReflectorCore:
 
     transport: Transport
     resource: Resource
-    store: Store
+    store: Store | StorePartition  # a partition: one of a sharded informer's reflectors
     namespace: str | None
     label_selector: str | None
     field_selector: str | None
+    # KEP-5866: the ranges this reflector holds (None: unsharded); sent while the server accepts
+    shard_selector: ShardSelector | None
+    _shard_set: ShardSet | None
+    _send_shards: bool
+    _warned_shards_unfiltered: bool
     options: ReflectorOptions
     on_deltas: DeltaSink | None
     synced: asyncio.Event
@@ -119,6 +125,33 @@ class _ReflectorCore:
         if clock is None:
             return Backoff(self.options.backoff)
         return Backoff(self.options.backoff, clock=clock.now, sleep=clock.sleep)
+
+    def _sent_shards(self) -> ShardSelector | None:
+        """The shard selector to send (None once the server refused it: filtered here only)."""
+        return self.shard_selector if self._send_shards else None
+
+    def _out_of_shards(self, obj: KubeObject) -> bool:
+        """True (counted) when ``obj`` is outside the reflector's ranges: the server sent it
+        although the selector excludes it, so it is dropped here."""
+        shards = self._shard_set
+        if shards is None or self.shard_selector is None:
+            return False
+        if shards.contains(obj.shard_hash(self.shard_selector.field)):
+            return False
+        self._counters.shard_filtered += 1
+        return True
+
+    def _shards_unfiltered(self, how: str, count: int = 1) -> None:
+        """The server answered without filtering by the shard selector: counted, logged once."""
+        self._counters.shard_unfiltered_lists += count
+        if not self._warned_shards_unfiltered:
+            self._warned_shards_unfiltered = True
+            self.log.warning(
+                "reflector.shard_selector_not_applied",
+                how=how,
+                detail="the server sent objects outside the shard ranges (gate off, an older "
+                "server, or no watch cache): filtering by the same hash here",
+            )
 
     def _watch_timeout(self) -> int:
         low, high = self.options.watch_timeout

@@ -60,6 +60,7 @@ class _PagedList(_ReflectorCore):
                     trim=self._trim(),
                     retry_page=self._retry_page,
                     on_page=self._page_arrived,
+                    shard_selector=self._sent_shards(),
                 )
             except ContinueExpired as exc:
                 self._counters.expired += 1
@@ -88,6 +89,12 @@ class _PagedList(_ReflectorCore):
                 self.log.info("reflector.list_too_large", rv=rv, delay=round(delay, 3))
                 continue
             self._counters.list_pages += result.pages
+            items = result.items
+            if result.unfiltered_pages:
+                self._counters.shard_filtered += result.filtered_out
+                self._shards_unfiltered("list", result.unfiltered_pages)
+            elif self.shard_selector is not None and not self._send_shards:
+                items = [o for o in items if not self._out_of_shards(o)]
             last = self.store.resource_version
             if self._is_older(result.resource_version, last):
                 if not consistent:
@@ -110,7 +117,7 @@ class _PagedList(_ReflectorCore):
                     cache_rv=last,
                 )
             self._counters.lists += 1
-            self._apply_list(result.items, result.resource_version, relist)
+            self._apply_list(items, result.resource_version, relist)
             self._force_consistent = False
             self._backwards_counted = False
             return

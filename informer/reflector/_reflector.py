@@ -18,6 +18,7 @@ from informer.errors import (
     MalformedResponse,
     MalformedWatchLine,
     ResourceExpired,
+    ShardSelectorRejected,
     TooLargeResourceVersion,
     TooManyRequests,
     TransportError,
@@ -31,7 +32,8 @@ from informer.reflector._stats import _SUPPORTED, ReflectorStats, StreamingState
 from informer.reflector._streaming_list import _StaleStream, _StreamingList, _StreamUnsupported
 from informer.reflector._watch import _ServerWentBackwards, _Watching
 from informer.resource import Resource
-from informer.store import Store
+from informer.shards import ShardSelector
+from informer.store import Store, StorePartition
 from informer.transport import Transport, WatchStream
 
 
@@ -47,13 +49,14 @@ class Reflector(_Watching, _StreamingList, _PagedList):
         self,
         transport: Transport,
         resource: Resource,
-        store: Store | None = None,
+        store: Store | StorePartition | None = None,
         *,
         namespace: str | None = None,
         label_selector: str | None = None,
         field_selector: str | None = None,
         options: ReflectorOptions | None = None,
         on_deltas: DeltaSink | None = None,
+        shard_selector: ShardSelector | None = None,
     ) -> None:
         if not isinstance(resource, Resource):
             raise ConfigurationError(f"resource must be a Resource: {resource!r}")
@@ -68,6 +71,12 @@ class Reflector(_Watching, _StreamingList, _PagedList):
         self.namespace = namespace
         self.label_selector = label_selector
         self.field_selector = field_selector
+        if shard_selector is not None and not isinstance(shard_selector, ShardSelector):
+            raise ConfigurationError(f"shard_selector must be a ShardSelector: {shard_selector!r}")
+        self.shard_selector = shard_selector
+        self._shard_set = shard_selector.shard_set if shard_selector is not None else None
+        self._send_shards = True
+        self._warned_shards_unfiltered = False
         self.options = options or ReflectorOptions()
         self.on_deltas = on_deltas
         self.synced = asyncio.Event()
@@ -131,6 +140,8 @@ class Reflector(_Watching, _StreamingList, _PagedList):
             streaming=self._stream_state,
             stream_failures=c.stream_failures,
             idle_rewatches=c.idle_rewatches,
+            shard_filtered=c.shard_filtered,
+            shard_unfiltered_lists=c.shard_unfiltered_lists,
         )
 
     async def list_exact(self, resource_version: str) -> ListResult:
@@ -143,11 +154,26 @@ class Reflector(_Watching, _StreamingList, _PagedList):
             label_selector=self.label_selector,
             field_selector=self.field_selector,
             limit=self.options.page_size,
+            shard_selector=self.shard_selector,
         )
 
-    async def run(self) -> None:
-        """List, then watch, forever; returns only by cancellation."""
+    def narrow_shards(self, selector: ShardSelector) -> None:
+        """Hold fewer ranges from now on (a subset of the current ones): the next requests carry
+        ``selector`` and every object outside it is dropped on arrival. The caller removes the
+        objects of the ranges given up from the store and restarts ``run(resume=True)``."""
+        if self.shard_selector is None:
+            raise ConfigurationError("narrow_shards needs a reflector with a shard selector")
+        self.shard_selector = selector
+        self._shard_set = selector.shard_set
+
+    async def run(self, *, resume: bool = False) -> None:
+        """List, then watch, forever; returns only by cancellation.
+
+        ``resume``: when the store has synced already, start with a watch from its RV instead of
+        a list (a sharded reflector whose ranges were narrowed keeps what it holds)."""
         phase = _Phase.LIST
+        if resume and self.has_synced and self.store.resource_version:
+            phase = _Phase.WATCH
         while True:
             try:
                 if phase is _Phase.LIST:
@@ -170,6 +196,13 @@ class Reflector(_Watching, _StreamingList, _PagedList):
                 phase = _Phase.LIST
                 if self._expired_in_a_row > 1:  # 410 again with no progress since: back off
                     await self._backoff.sleep()
+            except ShardSelectorRejected as exc:
+                # the server refuses the selector we validated (its syntax differs from ours):
+                # the same on every retry, so never retried; filter by the hash here instead
+                self._counters.errors += 1
+                self._send_shards = False
+                self.log.error("reflector.shard_selector_rejected", message=exc.message)
+                phase = _Phase.LIST
             except TooManyRequests as exc:
                 delay = await self._backoff.sleep(exc.retry_after)
                 self.log.info("reflector.throttled", phase=phase.value, delay=round(delay, 3))
@@ -230,7 +263,7 @@ class Reflector(_Watching, _StreamingList, _PagedList):
                 self._stream_state = StreamingState.UNSUPPORTED
                 self.log.info("reflector.streaming_list_unsupported", why=str(exc))
             except (ApiError, TransportError, WatchStreamError, MalformedResponse) as exc:
-                if not isinstance(exc, TooManyRequests):  # throttled: not the stream's fault
+                if not isinstance(exc, TooManyRequests | ShardSelectorRejected):  # not the stream
                     self._stream_failed(exc)
                 raise  # the loop backs off; the next sync streams again (or pages, if paused)
             else:

@@ -64,6 +64,12 @@ class ReflectorStats:
     streaming: StreamingState
     stream_failures: int
     idle_rewatches: int
+    shard_filtered: int = 0
+    """Objects (listed or watched) outside the shard selector's ranges that the server sent all
+    the same, dropped by the reflector's own hash check (KEP-5866: a server that ignores the
+    selector, or one without a watch cache for a watch with no label or field selector)."""
+    shard_unfiltered_lists: int = 0
+    """List pages (or streaming lists) the server did not filter by the shard selector."""
 
 
 _SUPPORTED = {
@@ -92,3 +98,5 @@ class _Counters:
     wrong_kind_ignored: int = 0
     errors: int = 0
     backwards: int = 0
+    shard_filtered: int = 0
+    shard_unfiltered_lists: int = 0

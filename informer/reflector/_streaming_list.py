@@ -81,8 +81,10 @@ class _StreamingList(_ReflectorCore):
             idle_timeout=self.options.idle_timeout,
             on_open=self._watch_opened,
             trim=self._trim(),
+            shard_selector=self._sent_shards(),
         )
         initial: dict[str, KubeObject] = {}
+        unfiltered = False
         ok = False
         # silence is detected per network chunk by the stream itself, the total by one deadline
         normal_idle = stream.idle_timeout
@@ -106,6 +108,8 @@ class _StreamingList(_ReflectorCore):
                                 raise _StaleStream(f"streamed state at {rv} is older than {last}")
                             self._counters.lists += 1
                             self._counters.stream_lists += 1
+                            if unfiltered:
+                                self._shards_unfiltered("streaming list")
                             self._apply_list(
                                 list(initial.values()), rv, bool(last) or self.has_synced, True
                             )
@@ -114,6 +118,9 @@ class _StreamingList(_ReflectorCore):
                             ok = True
                             return stream
                         if obj.kind and obj.kind != kind and not self._kind_ok(obj):
+                            continue
+                        if self._shard_set is not None and self._out_of_shards(obj):
+                            unfiltered = True  # a streaming list has no shardInfo: this tells
                             continue
                         key = obj.key
                         if event.type != "ADDED":

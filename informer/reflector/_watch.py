@@ -60,6 +60,7 @@ class _Watching(_ReflectorCore):
                 idle_timeout=self.options.idle_timeout,
                 on_open=self._watch_opened,
                 trim=self._trim(),
+                shard_selector=self._sent_shards(),
             )
         self._counters.watches += 1
         started = time.monotonic()
@@ -148,6 +149,14 @@ class _Watching(_ReflectorCore):
                 store.advance(rv)
             return None
         if obj.kind and obj.kind != self.resource.kind and not self._kind_ok(obj):
+            return None
+        if self._shard_set is not None and self._out_of_shards(obj):
+            # even when the lists were filtered: a server without its watch cache does not
+            # filter a watch with no label or field selector, and nothing on the wire says so.
+            # Its RV still proves progress: every change of our ranges before it has arrived
+            self._shards_unfiltered("watch", 0)
+            if comparable and not older:
+                store.advance(rv, bookmark=False)
             return None
         transform = self.options.transform
         if transform is not None and not isinstance(transform, DropFields):

@@ -54,6 +54,7 @@ waits), ``_store`` (:class:`Store`: reads and the reflector's writes, built on t
 from informer.store._changes import Delta, Tombstone
 from informer.store._freshness import CacheNotComparable, CacheWentBackwards, Freshness
 from informer.store._indexes import NAMESPACE_INDEX, IndexFunc
+from informer.store._partition import StorePartition
 from informer.store._stats import StoreStats
 from informer.store._store import Store
 
@@ -65,6 +66,7 @@ __all__ = [
     "Freshness",
     "IndexFunc",
     "Store",
+    "StorePartition",
     "StoreStats",
     "Tombstone",
 ]

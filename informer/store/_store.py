@@ -20,9 +20,11 @@ from informer._log import get_logger
 from informer.errors import ConfigurationError
 from informer.objects import KubeObject
 from informer.resource_version import is_comparable
+from informer.shards import ShardField, ShardSet
 from informer.store._changes import Delta, Tombstone
 from informer.store._freshness import CacheNotComparable, CacheWentBackwards, Freshness
 from informer.store._indexes import NAMESPACE_INDEX, IndexFunc, _Contents, _Indexes, _key_of
+from informer.store._partition import StorePartition
 from informer.store._stats import StoreStats
 from informer.store._waiters import _HeapEntry, _KeyPredicate, _Waiters
 
@@ -58,6 +60,8 @@ class Store(_Waiters, _Indexes):
         self._duplicates = 0
         self._applied = 0
         self._bookmarks = 0
+        # a sharded informer's reflectors, each writing through its own partition
+        self._partitions: builtins.list[StorePartition] = []
         self._replaces = 0
         self._unknown_deletes = 0
         self._index_errors = 0
@@ -190,6 +194,64 @@ class Store(_Waiters, _Indexes):
                 fut.set_exception(CacheNotComparable(rv, wanted))
 
     # ------------------------------------------------------------------------------------------
+    # partitions (a sharded informer: several reflectors, one store; see ``_partition``)
+    # ------------------------------------------------------------------------------------------
+    def partition(self, shards: ShardSet, field: ShardField = ShardField.UID) -> StorePartition:
+        """A new partition for the objects of ``shards``, written by a reflector of its own.
+
+        Once a store has partitions, only they write to it (not ``apply_event``, ``advance``,
+        ``replace``); its RV is the lowest of theirs.
+        """
+        part = StorePartition(self, shards, field)
+        self._partitions.append(part)
+        return part
+
+    @property
+    def partitions(self) -> builtins.list[StorePartition]:
+        """The partitions, oldest first (empty for a store that one reflector writes)."""
+        return list(self._partitions)
+
+    def drop_partition(self, part: StorePartition) -> int:
+        """Remove ``part`` and its objects (no deltas: they were not deleted); how many."""
+        if part not in self._partitions:
+            return 0
+        self._partitions.remove(part)
+        part.detached = True
+        items = self._c.items
+        keys = part._keys
+        for key in keys:
+            self._reindex(key, items.pop(key), None)
+        if keys and self._key_waiters:
+            for key in keys:
+                self._notify_key(key)
+        count = len(keys)
+        part._keys = set()
+        self._partition_moved(None)
+        return count
+
+    def _partition_moved(self, part: StorePartition | None) -> None:
+        """A partition's RV moved (or one was removed): the store's RV is the lowest of theirs,
+        once each has one, and moves only forward."""
+        parts = self._partitions
+        if not parts:
+            return
+        if not self._comparable:
+            if part is not None:
+                self._set_rv(part._rv, None)
+            return
+        lowest: tuple[int, str] | None = None
+        for p in parts:
+            key = p._rv_key
+            if key is None:
+                return  # not listed yet: holds the store's RV where it is
+            if lowest is None or key < lowest:
+                lowest = key
+        if lowest is not None and (self._rv_key is None or lowest > self._rv_key):
+            self._set_rv(lowest[1], lowest)
+        else:
+            self._last_progress = time.monotonic()
+
+    # ------------------------------------------------------------------------------------------
     # writes (the reflector only)
     # ------------------------------------------------------------------------------------------
     def apply_event(self, type: str, obj: KubeObject) -> Delta | None:
@@ -265,14 +327,17 @@ class Store(_Waiters, _Indexes):
             cache_resource_version=self._rv,
         )
 
-    def advance(self, resource_version: str) -> None:
+    def advance(self, resource_version: str, *, bookmark: bool = True) -> None:
         """A BOOKMARK: every change up to ``resource_version`` has been delivered.
 
         Moves the cache RV forward only (an older or equal bookmark changes nothing but the progress
         time). An opaque RV switches the store to equality semantics and becomes the cache RV. An
-        empty RV is ignored (logged as ``store.empty_bookmark``).
+        empty RV is ignored (logged as ``store.empty_bookmark``). ``bookmark=False``: the progress
+        an event this cache does not keep proves (a sharded watch the server did not filter);
+        not counted as a bookmark.
         """
-        self._bookmarks += 1
+        if bookmark:
+            self._bookmarks += 1
         rv = resource_version
         if not rv:
             _log.warning("store.empty_bookmark")

@@ -32,10 +32,15 @@ EventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]
 _EVENT_TYPES: frozenset[str] = frozenset(("ADDED", "MODIFIED", "DELETED", "BOOKMARK"))
 
 
+class _ShardInfo(msgspec.Struct, gc=False):
+    selector: str = ""
+
+
 class _ListMeta(msgspec.Struct, gc=False, rename="camel"):
     resource_version: str = ""
     continue_: str = msgspec.field(name="continue", default="")
     remaining_item_count: int | None = None
+    shard_info: _ShardInfo | None = None
 
 
 class _ListBody(msgspec.Struct, gc=False):
@@ -73,6 +78,11 @@ _bookmark_decoder = msgspec.json.Decoder(_Bookmark)
 class ListPage:
     """One page of a LIST: items, the ListMeta RV, ``continue`` and ``remainingItemCount``.
 
+    ``shard_info`` is ``metadata.shardInfo.selector`` (KEP-5866): the shard selector the server
+    applied, in its own spelling; None when the server did not filter by shard (it ignored the
+    parameter, or none was sent). With a shard selector, ``remaining_item_count`` counts the
+    unfiltered collection: an over-estimate of the shard's rest.
+
     A page read from a server builds its items from the page's JSON when ``items`` is first
     read (a malformed item raises ``MalformedResponse`` there), so a pager can send the request
     for the next page before doing that work; ``item_count`` needs no build.
@@ -85,6 +95,7 @@ class ListPage:
         "continue_",
         "remaining_item_count",
         "resource_version",
+        "shard_info",
     )
 
     def __init__(
@@ -93,6 +104,7 @@ class ListPage:
         resource_version: str,
         continue_: str | None,
         remaining_item_count: int | None,
+        shard_info: str | None = None,
     ) -> None:
         self._items: list[KubeObject] | None = items
         self._build: Callable[[], list[KubeObject]] | None = None
@@ -100,6 +112,7 @@ class ListPage:
         self.resource_version = resource_version
         self.continue_ = continue_
         self.remaining_item_count = remaining_item_count
+        self.shard_info = shard_info
 
     @classmethod
     def _deferred(
@@ -109,8 +122,9 @@ class ListPage:
         resource_version: str,
         continue_: str | None,
         remaining_item_count: int | None,
+        shard_info: str | None = None,
     ) -> ListPage:
-        page = cls([], resource_version, continue_, remaining_item_count)
+        page = cls([], resource_version, continue_, remaining_item_count, shard_info)
         page._items, page._build, page._count = None, build, count
         return page
 
@@ -186,8 +200,14 @@ def _decode_list(
             raise MalformedResponse(f"GET {path}: list body is not a list: {exc}") from exc
 
     meta = decoded.metadata
+    shard_info = meta.shard_info.selector if meta.shard_info is not None else None
     return ListPage._deferred(
-        build, len(raws), meta.resource_version, meta.continue_ or None, meta.remaining_item_count
+        build,
+        len(raws),
+        meta.resource_version,
+        meta.continue_ or None,
+        meta.remaining_item_count,
+        shard_info,
     )
 
 

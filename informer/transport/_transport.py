@@ -26,6 +26,7 @@ from informer.errors import (
 )
 from informer.objects import Known, Trim
 from informer.resource import Resource
+from informer.shards import ShardSelector
 from informer.transport._decode import _DECODE_ERRORS, ListPage, _decode_list
 from informer.transport._pool import _pool_of
 from informer.transport._watch_stream import WatchStream
@@ -51,6 +52,14 @@ def _query(**params: str | int | bool | None) -> list[tuple[str, str]]:
 def _base_url(api_client: Any) -> str:
     host = getattr(getattr(api_client, "configuration", None), "host", "")
     return host if isinstance(host, str) else ""
+
+
+def _shard_param(selector: ShardSelector | None) -> str | None:
+    if selector is None:
+        return None
+    if not isinstance(selector, ShardSelector):
+        raise ConfigurationError(f"shard_selector must be a ShardSelector: {selector!r}")
+    return str(selector)
 
 
 class Transport:
@@ -166,8 +175,13 @@ class Transport:
         field_selector: str | None = None,
         known: Known | None = None,
         trim: Trim | None = None,
+        shard_selector: ShardSelector | None = None,
     ) -> ListPage:
         """One LIST request; parameters are sent exactly as given (None = absent).
+
+        ``shard_selector`` (KEP-5866) is sent in the server's canonical spelling; whether the
+        server applied it is ``ListPage.shard_info``. A ``ShardSelector`` is valid by
+        construction: nothing malformed reaches the server (which would answer 500).
 
         ``known`` and ``trim``: see ``KubeObject.from_list_item`` (reuse of cached objects,
         byte-level transform), applied to each item as the page is decoded.
@@ -178,6 +192,7 @@ class Transport:
             resourceVersion=resource_version,
             resourceVersionMatch=resource_version_match,
             limit=limit,
+            shardSelector=_shard_param(shard_selector),
             **{"continue": continue_},
         )
         path = resource.path(namespace)
@@ -207,6 +222,7 @@ class Transport:
         idle_timeout: float | None = None,
         on_open: Callable[[bool], None] | None = None,
         trim: Trim | None = None,
+        shard_selector: ShardSelector | None = None,
     ) -> WatchStream:
         """A WATCH stream; use as ``async with transport.watch(...) as events: async for ...``.
 
@@ -215,6 +231,9 @@ class Transport:
         ``on_open(beyond_pool)`` is called when the request is sent (see ``WatchStream``).
         ``trim``: a byte-level transform (``informer.transforms.DropFields``) applied to the
         object of every ADDED, MODIFIED and DELETED event, in the decode of its line.
+        ``shard_selector``: see ``list_page``; nothing on a watch says whether the server applied
+        it (a server without its watch cache does not, for a watch with no label or field
+        selector): check each event's hash.
         """
         query = _query(
             watch=True,
@@ -225,6 +244,7 @@ class Transport:
             allowWatchBookmarks=allow_watch_bookmarks or None,
             sendInitialEvents=send_initial_events,
             timeoutSeconds=timeout_seconds,
+            shardSelector=_shard_param(shard_selector),
         )
         if idle_timeout is None and timeout_seconds is not None:
             idle_timeout = timeout_seconds + self.idle_margin

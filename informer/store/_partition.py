@@ -1,0 +1,299 @@
+"""One reflector's part of a store that several reflectors fill: the shards of a sharded informer.
+
+A sharded informer (KEP-5866) runs one reflector per set of hash ranges it took at once, all
+behind one :class:`~informer.store.Store`, so that taking or giving up ranges lists and watches
+only the change. Each reflector writes through its :class:`StorePartition`, which has what the
+reflector needs of a store (``apply_event``, ``advance``, ``replace``, its own cache RV) and
+keeps the rules of the store per partition:
+
+* Stale and duplicate events are judged against the partition's RV (its own watch's progress)
+  and the cached object's RV. Two partitions' watches interleave in any order, so the store-wide
+  RV cannot judge them.
+* A list replaces only the partition's own objects: a sharded list is a subset, it never removes
+  what another partition holds. A key can move between partitions when an object is deleted and
+  recreated under the same name (a new uid, another hash): the newer version wins, by RV.
+* The store's RV, the one freshness waits read, is the lowest RV of the partitions (each has
+  seen every change of its ranges up to its own RV, so the store has seen every change of all
+  of them up to the lowest), and it only moves forward. A partition that has not listed yet
+  holds it where it is: a wait for an RV means what it means for an unsharded store.
+* Dropping ranges (a partition given up, or narrowed) removes their objects without deltas: they
+  were not deleted, this cache only stopped holding them.
+
+Partitions rely on comparable resource versions (KEP-5504) to order two watches' events of one
+key; with opaque RVs each event is applied as it comes (as an unsharded store does).
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from informer._log import get_logger
+from informer.objects import KubeObject
+from informer.resource_version import is_comparable
+from informer.shards import ShardField, ShardSet
+from informer.store._changes import Delta, Tombstone
+from informer.store._stats import StoreStats
+
+if TYPE_CHECKING:
+    from informer.store._store import Store
+
+_log = get_logger("informer.store")
+
+_EVENT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED"})
+
+
+class StorePartition:
+    """The writer's view of one partition of a shared ``Store`` (see the module docstring).
+
+    Made by ``Store.partition``; reads go to the store itself.
+    """
+
+    def __init__(self, parent: Store, shards: ShardSet, field: ShardField) -> None:
+        self._parent = parent
+        self.shards = shards
+        self.field = field
+        self._keys: set[str] = set()
+        self._rv = ""
+        self._rv_key: tuple[int, str] | None = None
+        self._comparable = True
+        self._stale = self._duplicates = self._applied = self._bookmarks = 0
+        self._replaces = self._unknown_deletes = self._regressions = 0
+        self.detached = False  # dropped from the store: writes are ignored
+
+    # -- what the reflector reads ------------------------------------------------------------
+    @property
+    def resource_version(self) -> str:
+        """The partition's RV: every change of its ranges up to it has been applied."""
+        return self._rv
+
+    @property
+    def comparable(self) -> bool:
+        return self._comparable and self._parent._comparable
+
+    @property
+    def stats(self) -> StoreStats:
+        return StoreStats(
+            stale_dropped=self._stale,
+            duplicates_dropped=self._duplicates,
+            events_applied=self._applied,
+            bookmarks=self._bookmarks,
+            replaces=self._replaces,
+            deletes_of_unknown=self._unknown_deletes,
+            rv_regressions=self._regressions,
+        )
+
+    def get_by_key(self, key: str) -> KubeObject | None:
+        return self._parent._c.items.get(key)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def keys(self) -> builtins.list[str]:
+        """The keys of the objects this partition holds."""
+        return list(self._keys)
+
+    # -- the reflector's writes --------------------------------------------------------------
+    def _set_rv(self, rv: str, key: tuple[int, str] | None) -> None:
+        self._rv = rv
+        self._rv_key = key
+        self._parent._partition_moved(self)
+
+    def _go_opaque(self, rv: str) -> None:
+        self._comparable = False
+        self._rv_key = None
+        if self._parent._comparable:
+            self._parent._go_opaque(rv)
+
+    def _owner_of(self, key: str) -> StorePartition | None:
+        if key in self._keys:
+            return self
+        for other in self._parent._partitions:
+            if key in other._keys:
+                return other
+        return None
+
+    def _take(self, key: str) -> None:
+        """The key is this partition's now (it may have been another's: a recreated object)."""
+        if key not in self._keys:
+            owner = self._owner_of(key)
+            if owner is not None:
+                owner._keys.discard(key)
+            self._keys.add(key)
+
+    def _drop(self, why: str, type: str, key: str, rv: str) -> None:
+        if why == "stale":
+            self._stale += 1
+            self._parent._stale += 1
+        else:
+            self._duplicates += 1
+            self._parent._duplicates += 1
+        _log.debug(f"store.{why}_event", type=type, key=key, resource_version=rv)
+
+    def apply_event(self, type: str, obj: KubeObject) -> Delta | None:
+        """One watch event of this partition's ranges (see ``Store.apply_event``)."""
+        if type not in _EVENT_TYPES:
+            raise ValueError(f"not an object event type: {type!r} (bookmarks: use advance())")
+        if self.detached:
+            return None
+        parent = self._parent
+        rv, key = obj._rv, obj._key
+        items = parent._c.items
+        cached = items.get(key)
+        deleted = type == "DELETED"
+        new_key: tuple[int, str] | None = None
+        if self._comparable and not is_comparable(rv):
+            self._go_opaque(rv)
+        if self._comparable:
+            new_key = (len(rv), rv)
+            if cached is not None and not deleted and cached._rv == rv:
+                self._drop("duplicate", type, key, rv)
+                return None
+            if self._rv_key is not None and new_key <= self._rv_key:
+                self._drop("stale", type, key, rv)
+                return None
+            if cached is not None:
+                crv = cached._rv
+                if not is_comparable(crv):
+                    self._go_opaque(crv)
+                    new_key = None
+                elif (len(crv), crv) >= new_key:  # also another partition's newer incarnation
+                    self._drop("stale", type, key, rv)
+                    return None
+        if not self._comparable:
+            duplicate = cached is None if deleted else cached is not None and cached._rv == rv
+            if duplicate:
+                self._drop("duplicate", type, key, rv)
+                return None
+        if deleted:
+            if cached is None:
+                self._unknown_deletes += 1
+                parent._unknown_deletes += 1
+                self._set_rv(rv, new_key)
+                return None
+            owner = self._owner_of(key)
+            if owner is not None:
+                owner._keys.discard(key)
+            del items[key]
+            parent._reindex(key, cached, None)
+            delta = Delta("deleted", obj, cached)
+        else:
+            items[key] = obj
+            parent._reindex(key, cached, obj)
+            self._take(key)
+            delta = Delta("added", obj, None) if cached is None else Delta("updated", obj, cached)
+        self._applied += 1
+        parent._applied += 1
+        self._set_rv(rv, new_key)
+        if parent._key_waiters:
+            parent._notify_key(key)
+        return delta
+
+    def advance(self, resource_version: str, *, bookmark: bool = True) -> None:
+        """A BOOKMARK of this partition's watch (see ``Store.advance``)."""
+        if self.detached:
+            return
+        if bookmark:
+            self._bookmarks += 1
+            self._parent._bookmarks += 1
+        rv = resource_version
+        if not rv:
+            _log.warning("store.empty_bookmark")
+            return
+        if self._comparable and not is_comparable(rv):
+            self._go_opaque(rv)
+        if not self._comparable:
+            self._set_rv(rv, None)
+            return
+        key = (len(rv), rv)
+        if self._rv_key is None or key > self._rv_key:
+            self._set_rv(rv, key)
+
+    def replace(
+        self, objs: Iterable[KubeObject], resource_version: str, *, is_initial: bool = False
+    ) -> builtins.list[Delta]:
+        """Replace this partition's objects with a list of its ranges (see ``Store.replace``).
+
+        Objects other partitions hold are never removed; a listed key another partition holds
+        in a newer version (a recreated object) keeps that version.
+        """
+        if self.detached:
+            return []
+        parent = self._parent
+        items = parent._c.items
+        comparable = self._comparable and parent._comparable
+        listed: dict[str, KubeObject] = {}
+        for obj in objs:
+            listed[obj._key] = obj
+        deltas: builtins.list[Delta] = []
+        changed: builtins.list[tuple[str, KubeObject | None, KubeObject]] = []
+        for key, obj in list(listed.items()):
+            old = items.get(key)
+            if old is None:
+                deltas.append(Delta("added", obj, None, is_initial, from_list=True))
+                changed.append((key, None, obj))
+                continue
+            if old is obj or old._rv == obj._rv:
+                listed[key] = old  # the same version: keep the cached instance
+                continue
+            if comparable and key not in self._keys and is_comparable(old._rv):
+                if (len(old._rv), old._rv) > (len(obj._rv), obj._rv):
+                    del listed[key]  # another partition holds a newer incarnation
+                    continue
+            if old.uid != obj.uid:
+                deltas.append(Delta("deleted", Tombstone(key, old), old, from_list=True))
+                deltas.append(Delta("added", obj, None, is_initial, from_list=True))
+            else:
+                deltas.append(Delta("updated", obj, old, from_list=True))
+            changed.append((key, old, obj))
+        gone = [key for key in self._keys if key not in listed]
+        for key in gone:
+            old = items.pop(key)
+            parent._reindex(key, old, None)
+            deltas.append(Delta("deleted", Tombstone(key, old), old, from_list=True))
+        for key, old, obj in changed:
+            items[key] = obj
+            parent._reindex(key, old, obj)
+        for key in listed:
+            self._take(key)
+        self._keys.difference_update(gone)
+        self._replaces += 1
+        parent._replaces += 1
+        rv = resource_version
+        if self._comparable and not is_comparable(rv):
+            self._go_opaque(rv)
+        if self._comparable:
+            key_rv = (len(rv), rv)
+            if self._rv_key is not None and key_rv < self._rv_key:
+                self._regressions += 1
+                parent._regressions += 1
+                _log.warning(
+                    "store.rv_went_backwards", resource_version=rv, cache_resource_version=self._rv
+                )
+            self._set_rv(rv, key_rv)
+        else:
+            self._set_rv(rv, None)
+        if parent._key_waiters:
+            for key in [*parent._key_waiters]:
+                parent._notify_key(key)
+        return deltas
+
+    # -- ranges given up ---------------------------------------------------------------------
+    def narrow(self, shards: ShardSet) -> int:
+        """Keep only the objects of ``shards`` (a subset of the partition's); how many left.
+
+        No deltas: the objects of the ranges given up were not deleted.
+        """
+        parent = self._parent
+        items = parent._c.items
+        field = self.field
+        dropped = [k for k in self._keys if not shards.contains(items[k].shard_hash(field))]
+        for key in dropped:
+            parent._reindex(key, items.pop(key), None)
+        self._keys.difference_update(dropped)
+        self.shards = shards
+        if dropped and parent._key_waiters:
+            for key in dropped:
+                parent._notify_key(key)
+        return len(dropped)

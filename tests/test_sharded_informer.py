@@ -1,0 +1,227 @@
+"""Sharded informers (KEP-5866) through real HTTP, against a server with the gate on, the gate
+off, and the watch cache off: the store holds exactly the objects of its ranges, every request
+carries the selector, a change of ranges lists and watches only the change."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from informer._log import capture_logs
+from informer.errors import ShardSelectorRejected, status_error
+from informer.pager import retryable_page_error
+from informer.resource import CONFIGMAPS
+from informer.shards import HASH_SPACE, ShardField, ShardRange, ShardSet, hash_value, parse_selector
+from informer.testing import ApiServer, Fault, RecordedRequest
+from tests.conftest import FAST, cm, running_informer, wait_until
+
+MODES = ["on", "off", "no-watch-cache"]
+HALF = 1 << 63
+LOW = ShardSet([ShardRange(0, HALF)])
+HIGH = ShardSet([ShardRange(HALF, HASH_SPACE)])
+
+
+def in_shards(obj: dict[str, Any], shards: ShardSet) -> bool:
+    return shards.contains(hash_value(obj["metadata"]["uid"]))
+
+
+def seed(server: ApiServer, count: int, prefix: str = "cm") -> list[dict[str, Any]]:
+    return [server.create(CONFIGMAPS, cm(f"{prefix}-{i:03}")) for i in range(count)]
+
+
+def keys_in(objs: list[dict[str, Any]], shards: ShardSet) -> set[str]:
+    return {f"default/{o['metadata']['name']}" for o in objs if in_shards(o, shards)}
+
+
+def sharded_requests(server: ApiServer) -> list[RecordedRequest]:
+    return [r for r in server.requests if r.verb in ("list", "watch") and r.query != {"limit": "1"}]
+
+
+def selector_of(r: RecordedRequest) -> ShardSet | None:
+    text = r.query.get("shardSelector")
+    return None if text is None else parse_selector(text).shard_set
+
+
+@pytest.fixture(params=MODES)
+async def server(request: pytest.FixtureRequest) -> Any:
+    async with ApiServer(
+        too_large_wait=0.01, bookmark_interval=0.2, shard_selectors=request.param
+    ) as srv:
+        yield srv
+
+
+@pytest.mark.parametrize("strategy", ["list", "stream"])
+async def test_the_store_holds_exactly_the_objects_of_its_ranges(
+    server: ApiServer, strategy: str
+) -> None:
+    objs = seed(server, 40)
+    async with running_informer(server, shards=LOW, list_strategy=strategy, page_size=7) as inf:
+        assert set(inf.store.keys()) == keys_in(objs, LOW)
+        more = seed(server, 20, "new")
+        for o in objs[:10]:
+            server.patch(CONFIGMAPS, o["metadata"]["name"], {"data": {"k": "2"}}, "default")
+        for o in objs[10:20]:
+            server.delete(CONFIGMAPS, o["metadata"]["name"], "default")
+        await inf.wait_for_resource_version(str(server.revision), timeout=10)
+        want = keys_in(objs[:10] + objs[20:] + more, LOW)
+        assert set(inf.store.keys()) == want
+        for o in objs[:10]:
+            held = inf.store.get(o["metadata"]["name"], "default")
+            assert held is None or held["data"] == {"k": "2"}
+        stats = inf.statistics()
+        # the server's filter or ours: never an object outside the ranges in the cache
+        if server.options.shard_selectors.value == "on":
+            assert stats.shard_filtered == 0
+        else:
+            assert stats.shard_filtered > 0
+    for r in sharded_requests(server):
+        assert selector_of(r) == LOW, r  # every page, streaming list and watch carries it
+
+
+async def test_every_continue_page_carries_the_selector(server: ApiServer) -> None:
+    seed(server, 30)
+    async with running_informer(server, shards=HIGH, page_size=3):
+        pass
+    pages = [r for r in server.requests if r.verb == "list" and r.page and r.page > 1]
+    assert pages
+    assert all(selector_of(r) == HIGH for r in pages)
+
+
+async def test_freshness_and_read_your_writes_keep_their_meaning(server: ApiServer) -> None:
+    seed(server, 10)
+    async with running_informer(server, shards=LOW) as inf:
+        mine = [server.create(CONFIGMAPS, cm(f"w-{i}")) for i in range(12)]
+        for o in mine:
+            held = await inf.wait_for_write(o, timeout=10)
+            if in_shards(o, LOW):
+                assert held is not None and held.uid == o["metadata"]["uid"]
+            else:
+                assert held is None  # not in this cache's ranges
+        assert inf.store.is_fresh(mine[-1]["metadata"]["resourceVersion"])
+
+
+async def test_taking_ranges_lists_and_watches_only_them(server: ApiServer) -> None:
+    objs = seed(server, 40)
+    quarter = ShardSet([ShardRange(HALF, HALF + (1 << 62))])
+    async with running_informer(server, shards=LOW) as inf:
+        await server.wait_for_requests(lambda r: r.verb == "watch")
+        before = len(server.requests)
+        inf.set_shards(LOW | quarter)
+        await inf.wait_for_shards(timeout=10)
+        assert inf.shards == LOW | quarter
+        assert set(inf.store.keys()) == keys_in(objs, LOW | quarter)
+        new = [r for r in server.requests[before:] if r.verb in ("list", "watch")]
+        assert new and all(selector_of(r) == quarter for r in new)  # the kept range: not asked
+        late = seed(server, 20, "late")
+        await inf.wait_for_resource_version(str(server.revision), timeout=10)
+        assert set(inf.store.keys()) == keys_in(objs + late, LOW | quarter)
+        stats = inf.shard_statistics()
+        assert stats is not None
+        assert stats.lanes == 2 and stats.synced_lanes == 2
+        assert stats.share == pytest.approx(0.75)
+        assert stats.objects == len(inf.store)
+
+
+async def test_giving_up_ranges_drops_them_and_relists_nothing(server: ApiServer) -> None:
+    objs = seed(server, 40)
+    keep = ShardSet([ShardRange(0, 1 << 62)])
+    deleted: list[Any] = []
+    async with running_informer(server, shards=LOW | HIGH) as inf:
+        inf.add_handler(on_delete=deleted.append)
+        await inf.wait_for_sync(timeout=10)
+        await server.wait_for_requests(lambda r: r.verb == "watch")
+        lists_before = sum(1 for r in server.requests if r.verb == "list")
+        watch_count = sum(1 for r in server.requests if r.verb == "watch")
+        inf.set_shards(keep)
+        assert set(inf.store.keys()) == keys_in(objs, keep)
+        # the one lane narrowed: its watch again from its RV with the narrower selector
+        await wait_until(lambda: sum(1 for r in server.requests if r.verb == "watch") > watch_count)
+        late = seed(server, 20, "late")
+        await inf.wait_for_resource_version(str(server.revision), timeout=10)
+        assert set(inf.store.keys()) == keys_in(objs + late, keep)
+        assert sum(1 for r in server.requests if r.verb == "list") == lists_before
+        assert selector_of([r for r in server.requests if r.verb == "watch"][-1]) == keep
+        assert deleted == []  # given up, not deleted
+        inf.set_shards(ShardSet())
+        assert len(inf.store) == 0
+        assert inf.shard_statistics() is not None
+
+
+async def test_a_lane_relists_only_its_own_objects(server: ApiServer) -> None:
+    objs = seed(server, 40)
+    async with running_informer(server, shards=LOW) as inf:
+        inf.set_shards(LOW | HIGH)
+        await inf.wait_for_shards(timeout=10)
+        await server.wait_for_requests(lambda r: r.verb == "watch", count=2)
+        assert set(inf.store.keys()) == keys_in(objs, LOW | HIGH)
+        deleted: list[Any] = []
+        inf.add_handler(on_delete=deleted.append)
+        # one lane's next watch expires (410): it relists its range; the other keeps its own
+        server.faults.add(
+            Fault(verb="watch", status=410, reason="Expired", message="too old", times=1)
+        )
+        before = len(sharded_requests(server))
+        server.watches.disrupt(Fault(close_after_events=0))
+        late = seed(server, 6, "late")
+        await wait_until(lambda: inf.statistics().relists == 1)
+        await inf.wait_for_resource_version(str(server.revision), timeout=10)
+        assert set(inf.store.keys()) == keys_in(objs + late, LOW | HIGH)
+        relisted = [
+            r for r in sharded_requests(server)[before:] if r.verb == "list" and r.page == 1
+        ]
+        assert len(relisted) == 1 and selector_of(relisted[0]) in (LOW, HIGH)
+        assert deleted == []  # the other lane's objects were not touched by that list
+
+
+async def test_a_refused_selector_is_not_retried_and_the_cache_filters_itself() -> None:
+    rejected = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": "invalid shard selector: CEL parse error: something new",
+        "code": 500,
+    }
+    error = status_error(500, rejected)
+    assert isinstance(error, ShardSelectorRejected)
+    assert not retryable_page_error(error)
+    async with ApiServer(too_large_wait=0.01) as server:
+        objs = seed(server, 30)
+        server.faults.add(Fault(verb="list", status=500, status_body=rejected, times=1))
+        with capture_logs() as logs:
+            async with running_informer(server, shards=LOW) as inf:
+                assert set(inf.store.keys()) == keys_in(objs, LOW)
+                late = seed(server, 10, "late")
+                await inf.wait_for_resource_version(str(server.revision), timeout=10)
+                assert set(inf.store.keys()) == keys_in(objs + late, LOW)
+        assert [e for e in logs if e["event"] == "reflector.shard_selector_rejected"]
+        lists = [r for r in server.requests if r.verb in ("list", "watch")]
+        assert "shardSelector" in lists[0].query
+        assert all("shardSelector" not in r.query for r in lists[1:])  # never sent again
+
+
+async def test_a_server_that_ignores_the_selector_is_logged_once() -> None:
+    async with ApiServer(too_large_wait=0.01, shard_selectors="off") as server:
+        seed(server, 30)
+        with capture_logs() as logs:
+            async with running_informer(server, shards=HIGH) as inf:
+                seed(server, 30, "late")
+                await inf.wait_for_resource_version(str(server.revision), timeout=10)
+                stats = inf.statistics()
+                assert stats.shard_unfiltered_lists > 0
+                assert stats.shard_filtered > 0
+    warned = [e for e in logs if e["event"] == "reflector.shard_selector_not_applied"]
+    assert len(warned) == 1
+
+
+async def test_namespaces_can_be_the_shard_field() -> None:
+    async with ApiServer(too_large_wait=0.01) as server:
+        for ns in ("a", "b", "c", "d", "e", "f"):
+            server.create(CONFIGMAPS, cm("x", namespace=ns))
+        async with running_informer(
+            server, shards=LOW, shard_field=ShardField.NAMESPACE, options=replace(FAST)
+        ) as inf:
+            want = {f"{ns}/x" for ns in "abcdef" if hash_value(ns) < HALF}
+            assert set(inf.store.keys()) == want
