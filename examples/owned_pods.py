@@ -8,6 +8,7 @@ if missing, on the embedded test server as on a cluster.
 
 python examples/owned_pods.py             # on the embedded test API server, with a demo
 python examples/owned_pods.py --cluster   # on the cluster of your kubeconfig (Ctrl-C)
+python examples/owned_pods.py --cluster --metrics-port 8080   # /healthz, /readyz, /metrics there
 """
 
 from __future__ import annotations
@@ -21,10 +22,9 @@ from informer import (
     PODS,
     AlreadyExists,
     Client,
-    Controller,
-    Informer,
     KubeObject,
     LeaderElector,
+    Manager,
     NotFound,
     ReflectorOptions,
     Request,
@@ -33,6 +33,7 @@ from informer import (
     is_being_deleted,
     set_controller_reference,
 )
+from informer.log_config import configure_logging
 
 PODSETS = Resource("example.com", "v1", "podsets", "PodSet")
 CRDS = Resource(
@@ -77,14 +78,26 @@ async def operator(
     *,
     identity: str | None = None,
     options: ReflectorOptions | None = None,
+    port: int | None = None,
+    cluster: bool = False,
     **election: float,
 ) -> None:
-    """Run one replica until cancelled (``election``: LeaderElector timings)."""
+    """Run one replica until cancelled (``election``: LeaderElector timings; ``cluster``: the
+    process's own replica, stopped by SIGTERM/SIGINT, closing ``api``)."""
     client = Client(api, field_manager="podset-controller")
     with contextlib.suppress(AlreadyExists):
         await client.create(CRDS, CRD)
-    podsets = Informer(api, PODSETS, options=options)
-    pods = Informer(api, PODS, label_selector="example.com/podset", options=options)
+    elector = LeaderElector(client, "podset-controller", "default", identity=identity, **election)
+    manager = Manager(
+        api,
+        client=client,
+        leader_election=elector,
+        options=options,
+        port=port,
+        close_client=cluster,
+    )
+    podsets = manager.informer(PODSETS)
+    pods = manager.informer(PODS, label_selector="example.com/podset")
     pods.store.add_index("controller", controller_uid)
 
     async def reconcile(request: Request) -> float | None:
@@ -121,10 +134,8 @@ async def operator(
             await client.patch_status(PODSETS, podset.name, status, namespace=podset.namespace)
         return 300.0  # requeue-after: a periodic check, whatever happens meanwhile
 
-    controller = Controller(reconcile, for_=podsets, owns=[pods], client=client, workers=4)
-    elector = LeaderElector(client, "podset-controller", "default", identity=identity, **election)
-    async with podsets, pods:  # warm standby: caches sync whether or not we lead
-        await elector.run(on_started_leading=controller.run)
+    manager.controller(reconcile, for_=podsets, owns=[pods], workers=4)
+    await manager.run(handle_signals=cluster)  # warm standby: caches sync whether or not we lead
 
 
 async def demo() -> None:
@@ -164,19 +175,24 @@ async def demo() -> None:
             await api.close()
 
 
-async def main(cluster: bool) -> None:
+async def main(cluster: bool, port: int) -> None:
     if not cluster:
         await demo()
         return
+    configure_logging("info")
     api = await connect()
     try:
-        await operator(api)
+        await operator(api, port=port, cluster=True)  # until SIGTERM or SIGINT
     finally:
-        await api.close()
+        await api.close()  # closed already, unless the CRD could not be created
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cluster", action="store_true", help="use kubeconfig / in-cluster")
+    parser.add_argument(
+        "--metrics-port", type=int, default=8080, help="/healthz, /readyz, /metrics (--cluster)"
+    )
+    args = parser.parse_args()
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(main(parser.parse_args().cluster))
+        asyncio.run(main(args.cluster, args.metrics_port))
