@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from informer.errors import ApiError
-from informer.resource import Resource
+from informer.resource import Resource, _register_discoverer
 from informer.transport import Transport
 
 __all__ = ["DiscoveryError", "UnknownResource", "discover"]
@@ -177,3 +177,6 @@ async def discover(client: Transport | Any, name: str) -> Resource:
     if resource is None:
         raise UnknownResource(name)
     return resource
+
+
+_register_discoverer(discover)  # Resource.discover, without an upward import

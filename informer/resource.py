@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -16,6 +17,14 @@ __all__ = [
     "SECRETS",
     "Resource",
 ]
+
+_discoverer: list[Callable[[Any, str], Awaitable[Resource]]] = []
+"""``informer.discovery.discover``, registered by that module when it is imported (``informer``
+imports it): this leaf module never imports the discovery layer above it."""
+
+
+def _register_discoverer(discover: Callable[[Any, str], Awaitable[Resource]]) -> None:
+    _discoverer[:] = [discover]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +59,9 @@ class Resource:
     async def discover(cls, client: Any, name: str) -> Resource:
         """Resolve ``name`` (``deployments.apps``, ``cm``, ``apps/v1/deployments``) through the
         server's discovery; see ``informer.discovery.discover`` (raises ``UnknownResource``)."""
-        from informer.discovery import discover  # lazy: resource is a leaf, discovery is not
-
-        return await discover(client, name)
+        if not _discoverer:
+            raise ConfigurationError("import informer (or informer.discovery) to use discovery")
+        return await _discoverer[0](client, name)
 
     @property
     def api_version(self) -> str:

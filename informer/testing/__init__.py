@@ -44,14 +44,14 @@ ConfigMaps, Secrets, ...), a generation bumped on spec changes. History is compa
 ``compacted_revision`` is gone (410), but a watch already running never loses events to a
 compaction.
 
-Lifecycle (``_lifecycle``, ``_controllers``): finalizers and graceful deletion, propagation
+Lifecycle (``_lifecycle``): finalizers and graceful deletion, propagation
 policies, a garbage collector by owner uid, namespaces ``default``, ``kube-system``,
 ``kube-public``, ``kube-node-lease`` at revision 1, 404 for an HTTP create into a missing
 namespace, 403 into a Terminating one, namespace deletion that empties then removes it.
 Subresources: ``/status`` where the real resource has it (status written only there). Discovery
 with short names, categories and verbs (aggregated too), ``/openapi/v2|v3``, a complete
 ``/version``, ``Table`` answers for kubectl; CustomResourceDefinitions created over HTTP are
-served (``_crd``); built-ins: see ``_catalog.BUILTIN_SPECS``.
+served (``_catalog.crd``); built-ins: see ``_catalog.specs.BUILTIN_SPECS``.
 
 Writes over HTTP are those of a real apiserver (the Python API above stores what it is given,
 like a write straight to etcd): ``dryRun=All`` answers without storing (no revision, no event),
@@ -109,7 +109,7 @@ Personalities:
   cache-served lists (RV=0, NotOlderThan without limit) come in hash order, not sorted; bookmarks
   only once the watch saw an event of its resource newer than its start RV.
 
-Sharded LIST and WATCH (KEP-5866, ``_sharding``), ``shard_selectors`` (``ShardSelectorMode``):
+Sharded LIST and WATCH (KEP-5866, ``_query.sharding``), ``shard_selectors`` (``ShardSelectorMode``):
 ``"on"`` (default for the personalities that stream lists: a v1.36 server with the
 ``ShardedListAndWatch`` gate) filters LISTs, every continue page (by the selector that page
 carries), WATCHes and streaming lists by ``shardSelector``, answers every filtered LIST with
@@ -120,7 +120,7 @@ selector: ...``); ``"off"`` (default for legacy and no-watch-list) ignores the p
 watch cache's quirks off unless ``watch_cache_quirks`` is given).
 """
 
-from informer.testing._sharding import ShardSelectorMode
+from informer.testing._options import ShardSelectorMode
 from informer.testing._status import (
     AlreadyExists,
     BadRequest,

@@ -7,12 +7,11 @@ them needs to know the server object.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from informer.testing._sharding import ShardSelectorMode
-
-__all__ = ["PERSONALITIES", "Personality", "ServerOptions"]
+__all__ = ["PERSONALITIES", "Personality", "ServerOptions", "ShardSelectorMode"]
 
 Personality = Literal["modern", "legacy", "no-watch-list", "stale-replica", "opaque-rv", "restored"]
 PERSONALITIES: Final[tuple[str, ...]] = (
@@ -23,6 +22,14 @@ PERSONALITIES: Final[tuple[str, ...]] = (
     "opaque-rv",
     "restored",
 )
+
+
+class ShardSelectorMode(enum.Enum):
+    """How the server treats ``shardSelector`` (KEP-5866; see ``_query.sharding``)."""
+
+    ON = "on"
+    OFF = "off"
+    NO_WATCH_CACHE = "no-watch-cache"
 
 
 @dataclass(slots=True)

@@ -1,15 +1,19 @@
 """``ApiServer``: a Kubernetes API server on loopback, faithful to the wire, for tests.
 
-The server is assembled from parts, each in its own module:
+The server is assembled from layers, each a package that imports only the ones above it in
+this list (and the leaves ``_status``, ``_signals``, ``_options``, ``faults``):
 
-- ``_options``: the personality and the tunables every part reads;
-- ``_store`` / ``_history``: the revisioned store (revisions, change log, compaction, restore)
-  and how it is served (wire resource versions, stale views, waiting for a revision);
-- ``_registry``: the served resources and their write rules (a ``Strategy`` per resource);
-- ``_list`` / ``_watch``: LIST and GET serving, WATCH serving;
-- ``_http``, ``_content``, ``_discovery``, ``_list_options``: routing, content negotiation,
-  discovery and parameter validation;
-- ``faults`` / ``_fault_injection``: the fault rules and how they change answers.
+- ``_storage``: the revisioned store (revisions, change log, compaction, restore) and how it is
+  read (wire resource versions, stale views, waiting for a revision);
+- ``_query``: request parameters (list options, label/field/shard selectors, write options);
+- ``_catalog``: what each served resource is (built-ins, CustomResourceDefinitions);
+- ``_schemas``: object structure and validation;
+- ``_patches``: patch formats and managed fields, pure functions of JSON;
+- ``_lifecycle``: deletion rules and the controllers (garbage collector, namespaces, CRDs);
+- ``_registry``: the served resources and their write rules (a ``Strategy`` per resource),
+  server-side apply;
+- ``_serving``: HTTP routing, content types, LIST/GET, WATCH, writes, discovery, OpenAPI,
+  tables, and how fault rules change answers.
 
 See the package docstring of ``informer.testing`` for the behaviour of each personality.
 """
@@ -25,15 +29,14 @@ import msgspec
 from aiohttp import web
 
 from informer.resource import Resource
-from informer.testing._history import History
-from informer.testing._http import HttpApi
-from informer.testing._lifecycle import DeleteOptions
-from informer.testing._list import ListServer
-from informer.testing._options import PERSONALITIES, Personality, ServerOptions
-from informer.testing._registry import BUILTINS, Registry
-from informer.testing._sharding import ShardSelectorMode
+from informer.testing._lifecycle.deletion import DeleteOptions
+from informer.testing._options import PERSONALITIES, Personality, ServerOptions, ShardSelectorMode
+from informer.testing._registry.registry import BUILTINS, Registry
+from informer.testing._serving.lists import ListServer
+from informer.testing._serving.routing import HttpApi
+from informer.testing._serving.watches import WatchServer
 from informer.testing._signals import Signal, wait_until
-from informer.testing._watch import WatchServer
+from informer.testing._storage.history import History
 from informer.testing.faults import Fault, FaultSet, RecordedRequest
 
 __all__ = ["BUILTINS", "PERSONALITIES", "ApiServer", "Personality"]

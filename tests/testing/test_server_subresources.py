@@ -117,7 +117,7 @@ async def test_pod_status_on_create(api_server: ApiServer, client: Client) -> No
 
 
 async def test_python_api_writes_status_as_given(api_server: ApiServer) -> None:
-    from informer.testing._catalog import DEPLOYMENTS as DEPLOY
+    from informer.testing._catalog.specs import DEPLOYMENTS as DEPLOY
 
     made = api_server.create(DEPLOY, deployment("set-up"))
     assert made["status"] == {"replicas": 99}  # the test stands in for the controllers

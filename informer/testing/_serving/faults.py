@@ -6,8 +6,8 @@ from __future__ import annotations
 from aiohttp import web
 
 from informer.testing import _status as st
-from informer.testing._content import encode, respond
-from informer.testing._history import History
+from informer.testing._serving.content import encode, respond
+from informer.testing._storage.history import History
 from informer.testing.faults import Fault, RecordedRequest
 
 __all__ = ["StreamCut", "StreamEnd", "WatchWriter", "fault_response", "replaces_response"]

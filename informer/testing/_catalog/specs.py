@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from informer.resource import CONFIGMAPS, LEASES, NAMESPACES, PODS, SECRETS, Resource
-from informer.testing._field_labels import FieldLabels, field_labels
+from informer.testing._query.field_labels import FieldLabels, field_labels
 
 __all__ = [
     "BUILTIN_SPECS",
@@ -72,7 +72,7 @@ class Column:
     """One ``kubectl get`` column: its Table definition and the JSON path of its cell.
 
     ``path`` is a dotted path into the object (``status.replicas``) or one of the computed cells
-    the real printers show (``@age``, ``@pod-ready``, ...; see ``informer.testing._table``).
+    the real printers show (``@age``, ``@pod-ready``, ...; see ``_serving.tables``).
     """
 
     name: str

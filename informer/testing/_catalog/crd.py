@@ -15,7 +15,7 @@ from typing import Any
 
 from informer.resource import Resource
 from informer.testing import _status as st
-from informer.testing._catalog import AGE_COLUMN, CRDS, NAME_COLUMN, Column, ResourceSpec
+from informer.testing._catalog.specs import AGE_COLUMN, CRDS, NAME_COLUMN, Column, ResourceSpec
 
 __all__ = ["accepted_status", "served_specs", "validate"]
 

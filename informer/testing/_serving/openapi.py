@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
-from informer.testing._catalog import ResourceSpec
+from informer.testing._catalog.specs import ResourceSpec
 
 __all__ = ["openapi_v2", "openapi_v3_document", "openapi_v3_index"]
 

@@ -1,6 +1,6 @@
 """The HTTP side of writes: options from the query (and a DeleteOptions body), bodies by content
 type, patch formats, and answers with their ``Warning`` headers. The rules themselves are the
-registry's (``_registry``), the patch formats ``_patch``, ``_strategic`` and ``_apply``."""
+registry's (``_registry``), the patch formats ``_patches`` and ``_registry.apply``."""
 
 from __future__ import annotations
 
@@ -9,8 +9,13 @@ from typing import Any
 from aiohttp import web
 
 from informer.testing import _status as st
-from informer.testing._apply import apply_patch
-from informer.testing._content import (
+from informer.testing._lifecycle.deletion import DeleteOptions
+from informer.testing._patches.json_patches import json_patch
+from informer.testing._patches.strategic import strategic_merge_patch
+from informer.testing._query.write_options import WriteOptions, parse_write_options
+from informer.testing._registry.apply import apply_patch
+from informer.testing._registry.registry import Registry
+from informer.testing._serving.content import (
     APPLY_PATCH,
     JSON_PATCH,
     MERGE_PATCH,
@@ -20,12 +25,7 @@ from informer.testing._content import (
     encode,
     respond,
 )
-from informer.testing._lifecycle import DeleteOptions
-from informer.testing._patch import json_patch
-from informer.testing._registry import Registry
-from informer.testing._store import Kind
-from informer.testing._strategic import strategic_merge_patch
-from informer.testing._write_options import WriteOptions, parse_write_options
+from informer.testing._storage.store import Kind
 
 __all__ = ["WriteHandler"]
 

@@ -1,7 +1,7 @@
 """The revisioned store as the server serves it: wire resource versions, the compaction policy,
 change notification, and the lagging view of a stale replica.
 
-``Store`` (``_store``) keeps the objects and the change log; ``History`` adds what depends on the
+``Store`` (``store``) keeps the objects and the change log; ``History`` adds what depends on the
 personality and on time: how a revision is written on the wire, when history is compacted, which
 revision a (possibly stale) read may see, and waiting for a revision to become visible.
 """
@@ -16,7 +16,7 @@ from informer.testing import _status as st
 from informer.testing._options import ServerOptions
 from informer.testing._signals import Signal
 from informer.testing._status import StatusError
-from informer.testing._store import Store
+from informer.testing._storage.store import Store
 
 __all__ = ["History"]
 

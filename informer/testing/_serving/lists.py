@@ -13,15 +13,15 @@ from typing import Any
 
 import msgspec
 
-from informer.testing import _list_options as params
 from informer.testing import _status as st
-from informer.testing._field_labels import FieldLabels
-from informer.testing._history import History
-from informer.testing._registry import Registry
-from informer.testing._selectors import Selector
-from informer.testing._sharding import ShardFilter, list_filter
+from informer.testing._query import list_options as params
+from informer.testing._query.field_labels import FieldLabels
+from informer.testing._query.selectors import Selector
+from informer.testing._query.sharding import ShardFilter, list_filter
+from informer.testing._registry.registry import Registry
 from informer.testing._status import StatusError
-from informer.testing._store import Kind, Store
+from informer.testing._storage.history import History
+from informer.testing._storage.store import Kind, Store
 from informer.testing.faults import Fault
 
 __all__ = ["ListServer"]

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Final
 
 from informer.testing import _status as st
-from informer.testing._field_labels import FieldLabels
 from informer.testing._options import ServerOptions
-from informer.testing._selectors import Selector, parse_field_selector, parse_label_selector
+from informer.testing._query.field_labels import FieldLabels
+from informer.testing._query.selectors import Selector, parse_field_selector, parse_label_selector
 
 __all__ = ["TRUE", "parse_bool", "parse_int", "selector", "validate"]
 

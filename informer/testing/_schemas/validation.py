@@ -16,8 +16,8 @@ from typing import Any, Final
 
 from informer.resource import Resource
 from informer.testing import _status as st
-from informer.testing._schema import TYPES, Field, root_type
-from informer.testing._write_options import WriteOptions
+from informer.testing._query.write_options import WriteOptions
+from informer.testing._schemas.types import TYPES, Field, root_type
 
 __all__ = ["check_type", "prune_unknown", "validate_object"]
 

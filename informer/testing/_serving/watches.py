@@ -16,16 +16,16 @@ from typing import Any
 from aiohttp import web
 
 from informer.resource import Resource
-from informer.testing import _list_options as params
-from informer.testing._content import encode
-from informer.testing._fault_injection import StreamCut, StreamEnd, WatchWriter
-from informer.testing._field_labels import FieldLabels
-from informer.testing._history import History
-from informer.testing._selectors import Selector
-from informer.testing._sharding import watch_filter
+from informer.testing._query import list_options as params
+from informer.testing._query.field_labels import FieldLabels
+from informer.testing._query.selectors import Selector
+from informer.testing._query.sharding import watch_filter
+from informer.testing._serving.content import encode
+from informer.testing._serving.faults import StreamCut, StreamEnd, WatchWriter
 from informer.testing._signals import Signal
 from informer.testing._status import too_large
-from informer.testing._store import Change, Kind, Store, StoredObject
+from informer.testing._storage.history import History
+from informer.testing._storage.store import Change, Kind, Store, StoredObject
 from informer.testing.faults import Fault, RecordedRequest
 
 __all__ = ["Watch", "WatchServer"]

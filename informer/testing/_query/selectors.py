@@ -2,7 +2,7 @@
 
 Labels: ``k=v``, ``k==v``, ``k!=v``, ``k in (a,b)``, ``k notin (a,b)``, ``k`` (exists), ``!k``.
 ``!=`` and ``notin`` also match objects without the label, as in apimachinery.
-Fields: ``=``, ``==``, ``!=`` on the field labels of the kind (``_field_labels``).
+Fields: ``=``, ``==``, ``!=`` on the field labels of the kind (``field_labels``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from informer.resource import Resource
-from informer.testing._field_labels import FieldLabels, field_labels
+from informer.testing._query.field_labels import FieldLabels, field_labels
 from informer.testing._status import bad_request
 
 __all__ = ["Selector", "parse_field_selector", "parse_label_selector"]

@@ -9,19 +9,19 @@ from aiohttp import web
 
 from informer.resource import NAMESPACES
 from informer.testing import _status as st
-from informer.testing._content import decode, encode, error_response, respond
-from informer.testing._discovery import non_resource
-from informer.testing._fault_injection import cut_response, fault_response, replaces_response
-from informer.testing._history import History
-from informer.testing._http_writes import WriteHandler
-from informer.testing._list import ListServer
-from informer.testing._list_options import TRUE
-from informer.testing._registry import Registry
+from informer.testing._query.list_options import TRUE
+from informer.testing._registry.registry import Registry
+from informer.testing._serving.content import decode, encode, error_response, respond
+from informer.testing._serving.discovery import non_resource
+from informer.testing._serving.faults import cut_response, fault_response, replaces_response
+from informer.testing._serving.lists import ListServer
+from informer.testing._serving.tables import TableEvents, table, wants_table
+from informer.testing._serving.watches import WatchServer
+from informer.testing._serving.writes import WriteHandler
 from informer.testing._signals import Signal
 from informer.testing._status import StatusError
-from informer.testing._store import Kind
-from informer.testing._table import TableEvents, table, wants_table
-from informer.testing._watch import WatchServer
+from informer.testing._storage.history import History
+from informer.testing._storage.store import Kind
 from informer.testing.faults import Fault, FaultSet, RecordedRequest
 
 __all__ = ["HttpApi", "Route"]

@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from informer.testing import _status as st
-from informer.testing._managed_fields import (
+from informer.testing._patches.managed_fields import (
     FieldSet,
     Path,
     decode_fields,
@@ -25,11 +25,11 @@ from informer.testing._managed_fields import (
     same_entry,
     value_at,
 )
-from informer.testing._registry import Registry, copy, now
-from informer.testing._schema import TYPES, Field, root_type
-from informer.testing._store import Kind
-from informer.testing._validation import check_type, prune_unknown
-from informer.testing._write_options import WriteOptions
+from informer.testing._query.write_options import WriteOptions
+from informer.testing._registry.registry import Registry, copy, now
+from informer.testing._schemas.types import TYPES, Field, root_type
+from informer.testing._schemas.validation import check_type, prune_unknown
+from informer.testing._storage.store import Kind
 
 __all__ = ["apply_patch"]
 

@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable
 from typing import Any, Final
 
-from informer.testing._schema import TYPES, Field, root_type
+from informer.testing._schemas.types import TYPES, Field, root_type
 
 __all__ = [
     "FieldSet",

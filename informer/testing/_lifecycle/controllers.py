@@ -26,32 +26,55 @@ test observes their effects deterministically (as watch events, in order):
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import Any, Literal, Protocol
 
 from informer.resource import NAMESPACES, Resource
 from informer.testing import _status as st
-from informer.testing._catalog import CRDS
-from informer.testing._store import Change
+from informer.testing._catalog.specs import CRDS
+from informer.testing._lifecycle.finalizers import (
+    CRD_CLEANUP,
+    FOREGROUND,
+    NAMESPACE_FINALIZER,
+    ORPHAN,
+)
+from informer.testing._storage.store import Change, Store
 
-if TYPE_CHECKING:
-    from informer.testing._registry import Registry
-
-__all__ = [
-    "CRD_CLEANUP",
-    "FOREGROUND",
-    "NAMESPACE_FINALIZER",
-    "ORPHAN",
-    "Controllers",
-]
+__all__ = ["Cluster", "Controllers"]
 
 Json = dict[str, Any]
 
-FOREGROUND: Final = "foregroundDeletion"
-ORPHAN: Final = "orphan"
-NAMESPACE_FINALIZER: Final = "kubernetes"
-CRD_CLEANUP: Final = "customresourcecleanup.apiextensions.k8s.io"
+
+class Cluster(Protocol):
+    """What the controllers need of the registry they run on (the registry satisfies it; this
+    package does not import it): its storage, owner lookups, and the writes a controller makes,
+    under the same rules as any other write."""
+
+    @property
+    def store(self) -> Store: ...
+
+    def resource_of(self, api_version: str, kind: str) -> Resource | None: ...
+
+    def namespaced_resources(self) -> list[Resource]: ...
+
+    def crd_resources(self, crd: Json) -> list[Resource]: ...
+
+    def unserve_crd(self, crd: Json) -> None: ...
+
+    def edit(self, resource: Resource, key: str, mutate: Callable[[Json], None]) -> None: ...
+
+    def remove_finalizer(self, resource: Resource, key: str, finalizer: str) -> None: ...
+
+    def delete(
+        self,
+        resource: Resource,
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation: str | None = None,
+    ) -> Json: ...
+
 
 Ref = tuple[Resource, str]
 """A live object: its resource and store key."""
@@ -92,7 +115,7 @@ def _drop_owners(obj: Json, uids: set[str]) -> None:
 class Controllers:
     """Garbage collector, namespace controller and CRD cleanup over one registry."""
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(self, registry: Cluster) -> None:
         self.registry = registry
         self.dependents: dict[str, set[Ref]] = {}
         """Owner uid -> live objects whose ownerReferences name it."""

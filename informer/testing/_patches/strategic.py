@@ -6,7 +6,7 @@ removes one, ``{"$patch": "replace"}`` makes the patch list the whole list); lis
 with the merge strategy are unions; other lists are replaced. Directives: ``$patch``
 (replace/delete/merge) on maps, ``$retainKeys`` (keep only the listed keys of the original),
 ``$setElementOrder/FIELD`` (order of the merged list), ``$deleteFromPrimitiveList/FIELD``.
-The structure comes from ``_schema``; custom resources do not support this patch type (415).
+The structure comes from ``_schemas.types``; custom resources do not support this patch type (415).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from informer.resource import Resource
 from informer.testing import _status as st
-from informer.testing._schema import TYPES, Field, root_type
+from informer.testing._schemas.types import TYPES, Field, root_type
 
 __all__ = ["strategic_merge_patch"]
 

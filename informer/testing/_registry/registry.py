@@ -19,12 +19,11 @@ from typing import Any, Final
 import msgspec
 
 from informer.resource import NAMESPACES, PODS, Resource
-from informer.testing import _crd
 from informer.testing import _status as st
-from informer.testing._catalog import BUILTIN_SPECS, CRDS, SERVICES, ResourceSpec, spec_for
-from informer.testing._controllers import CRD_CLEANUP, Controllers
-from informer.testing._history import History
-from informer.testing._lifecycle import (
+from informer.testing._catalog import crd as _crd
+from informer.testing._catalog.specs import BUILTIN_SPECS, CRDS, SERVICES, ResourceSpec, spec_for
+from informer.testing._lifecycle.controllers import Controllers
+from informer.testing._lifecycle.deletion import (
     INITIAL_NAMESPACES,
     DeleteOptions,
     deletion_state,
@@ -32,11 +31,13 @@ from informer.testing._lifecycle import (
     prepare_namespace,
     update_rules,
 )
-from informer.testing._managed_fields import track_update
-from informer.testing._patch import merge_patch
-from informer.testing._store import Change, Kind, StoredObject
-from informer.testing._validation import check_type, validate_object
-from informer.testing._write_options import WriteOptions
+from informer.testing._lifecycle.finalizers import CRD_CLEANUP
+from informer.testing._patches.json_patches import merge_patch
+from informer.testing._patches.managed_fields import track_update
+from informer.testing._query.write_options import WriteOptions
+from informer.testing._schemas.validation import check_type, validate_object
+from informer.testing._storage.history import History
+from informer.testing._storage.store import Change, Kind, StoredObject
 
 __all__ = ["BUILTINS", "Registry", "Strategy"]
 
@@ -228,7 +229,8 @@ class Registry:
     """Served resources, their strategies, and the create/update/patch/delete rules.
 
     Every committed change goes through ``_commit``, which lets the controllers (garbage
-    collector, namespace controller, CRD cleanup; see ``_controllers``) react before returning.
+    collector, namespace controller, CRD cleanup; see ``_lifecycle.controllers``) react
+    before returning.
     """
 
     def __init__(self, history: History) -> None:
@@ -627,8 +629,8 @@ class Registry:
     ) -> Json:
         """Delete: the object as last stored (stamped with the deletion revision) when it is
         removed now, or the object being deleted (``deletionTimestamp``) when finalizers or a
-        grace period hold it; see ``_lifecycle``. With ``write.dry_run`` nothing changes and the
-        answer is the object as it would be."""
+        grace period hold it; see ``_lifecycle.deletion``. With ``write.dry_run`` nothing
+        changes and the answer is the object as it would be."""
         strategy = self.strategy(resource)
         options = options or DeleteOptions(
             propagation=propagation,  # type: ignore[arg-type]

@@ -6,7 +6,7 @@
   ask for it in ``Accept`` (kubectl, client-go), answered with its own Content-Type.
 - ``/version`` with every field of ``version.Info`` (the Python clients' ``VersionApi`` needs
   them all).
-- ``/openapi/v3`` and ``/openapi/v2`` (see ``_openapi``).
+- ``/openapi/v3`` and ``/openapi/v2`` (see ``openapi``).
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from aiohttp import web
 
 from informer.resource import NAMESPACES
 from informer.testing import _status as st
-from informer.testing._catalog import STATUS_VERBS, ResourceSpec
-from informer.testing._content import encode, prefers, respond
-from informer.testing._openapi import openapi_v2, openapi_v3_document, openapi_v3_index
+from informer.testing._catalog.specs import STATUS_VERBS, ResourceSpec
 from informer.testing._options import ServerOptions
-from informer.testing._registry import Registry
+from informer.testing._registry.registry import Registry
+from informer.testing._serving.content import encode, prefers, respond
+from informer.testing._serving.openapi import openapi_v2, openapi_v3_document, openapi_v3_index
 
 __all__ = ["AGGREGATED_TYPE", "non_resource", "version_info"]
 

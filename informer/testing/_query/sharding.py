@@ -21,25 +21,17 @@ Reference: ``kep-5866-sharded-list-watch.md``. Imports only the product's leaf `
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
 from typing import Any
 
 from informer.shards import InvalidShardSelector, ShardSelector, parse_selector
-from informer.testing._selectors import Selector
+from informer.testing._options import ShardSelectorMode
+from informer.testing._query.selectors import Selector
 from informer.testing._status import StatusError, status
 
 __all__ = ["ShardFilter", "ShardSelectorMode", "list_filter", "watch_filter"]
 
 PARAMETER = "shardSelector"
-
-
-class ShardSelectorMode(enum.Enum):
-    """How the server treats ``shardSelector`` (see the module docstring)."""
-
-    ON = "on"
-    OFF = "off"
-    NO_WATCH_CACHE = "no-watch-cache"
 
 
 class ShardFilter:

@@ -11,7 +11,7 @@ policies, and the namespace rules of the NamespaceLifecycle admission plugin.
 - Once being deleted, an object accepts no new finalizer (422) and keeps its deletion stamps.
 - Namespaces get ``spec.finalizers: [kubernetes]``, ``status.phase: Active`` and the
   ``kubernetes.io/metadata.name`` label; a DELETE makes them Terminating (the namespace
-  controller in ``_controllers`` empties them); ``default``, ``kube-system`` and ``kube-public``
+  controller in ``controllers`` empties them); ``default``, ``kube-system`` and ``kube-public``
   may not be deleted (403).
 - Creating into a missing namespace is 404 ``namespaces "x" not found``; into a Terminating one
   403 Forbidden with the NamespaceTerminating cause.
@@ -25,8 +25,8 @@ from typing import Any, Final, Literal
 
 from informer.resource import NAMESPACES, PODS, Resource
 from informer.testing import _status as st
-from informer.testing._catalog import ResourceSpec
-from informer.testing._controllers import FOREGROUND, NAMESPACE_FINALIZER, ORPHAN
+from informer.testing._catalog.specs import ResourceSpec
+from informer.testing._lifecycle.finalizers import FOREGROUND, NAMESPACE_FINALIZER, ORPHAN
 
 __all__ = [
     "IMMORTAL_NAMESPACES",

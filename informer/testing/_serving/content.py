@@ -1,7 +1,7 @@
 """Content negotiation: how bodies are decoded and answered.
 
 Requests: JSON, YAML (``application/yaml``; apply patches are YAML or JSON), or protobuf for the
-types ``_protobuf`` decodes (kubectl's typed commands send it); other types are 415 with a
+types ``protobuf`` decodes (kubectl's typed commands send it); other types are 415 with a
 Status listing the accepted ones. Responses: JSON, indented for humans' tools; ``Warning``
 headers as ``299 - "text"``.
 """
@@ -16,7 +16,7 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from informer.testing import _status as st
-from informer.testing._protobuf import PROTOBUF, decode_protobuf
+from informer.testing._serving.protobuf import PROTOBUF, decode_protobuf
 from informer.testing._status import StatusError
 
 __all__ = [

@@ -14,8 +14,8 @@ from typing import Any
 
 import msgspec
 
-from informer.testing._catalog import Column, ResourceSpec
-from informer.testing._content import prefers
+from informer.testing._catalog.specs import Column, ResourceSpec
+from informer.testing._serving.content import prefers
 
 __all__ = ["TableEvents", "human_duration", "table", "wants_table"]
 

@@ -1,0 +1,6 @@
+"""Object schemas and their validation.
+
+``types``: the structure of the built-in types (patch merge keys, list types, what is a map),
+for validation, strategic merge patch and managed fields; ``validation``: names, labels,
+required fields and unknown fields of built-in objects, as the apiserver refuses them.
+"""
