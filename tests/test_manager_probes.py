@@ -353,3 +353,54 @@ async def test_a_blocked_loop_is_reported_with_where_it_is_blocked(api_server: A
     assert blocked["log_level"] == "error"
     assert blocked["where"].split(" <- ")[0].endswith(" in blocking_call")
     assert "test_manager_probes.py" in blocked["where"]
+
+
+@pytest.mark.asyncio
+async def test_runnables_run_where_they_should_and_stop_before_the_lease_and_informers(
+    api_server: ApiServer,
+) -> None:
+    seen: list[tuple[str, str, Any, str]] = []  # (runnable, event, lease holder, informer state)
+    manager = new_manager(api_server, leader_election="runnables")
+    inf = manager.informer(CONFIGMAPS)
+    running: dict[str, asyncio.Event] = {"everywhere": asyncio.Event(), "leader": asyncio.Event()}
+
+    def runnable(name: str) -> Any:
+        async def run() -> None:
+            running[name].set()
+            try:
+                await asyncio.Event().wait()
+            finally:
+                lease = api_server.get(LEASES, "runnables", "default") or {}
+                holder = lease.get("spec", {}).get("holderIdentity")
+                seen.append((name, "cancelled", holder, inf.state.value))
+
+        return run
+
+    manager.add_runnable(runnable("everywhere"))
+    manager.add_runnable(runnable("leader"), needs_leader=True)
+    async with manager:
+        await running["everywhere"].wait()
+        await running["leader"].wait()
+        assert manager.is_leading
+    identity = manager.elector.identity if manager.elector else None
+    assert sorted(seen) == [  # both stopped while the Lease was held and the informer ran
+        ("everywhere", "cancelled", identity, "running"),
+        ("leader", "cancelled", identity, "running"),
+    ]
+    lease = api_server.get(LEASES, "runnables", "default")
+    assert lease is not None and not lease["spec"].get("holderIdentity")
+
+
+@pytest.mark.asyncio
+async def test_a_failed_runnable_stops_the_manager_and_run_raises(api_server: ApiServer) -> None:
+    manager = new_manager(api_server)
+    manager.informer(CONFIGMAPS)
+
+    async def fails() -> None:
+        raise ValueError("planted")
+
+    manager.add_runnable(fails)
+    with capture_logs() as logs, pytest.raises(ValueError, match="planted"):
+        await manager.run(handle_signals=False)
+    assert manager.state is ManagerState.STOPPED
+    assert [e["event"] for e in logs if e["log_level"] == "error"] == ["manager.failed"]

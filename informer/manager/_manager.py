@@ -26,6 +26,10 @@ longer is logged, with where it is blocked, by the watchdog's thread); ``/readyz
 every informer has synced and, where this replica leads (or without election), every controller
 has started (synced and caught up); a standby replica is ready. ``add_health_check`` and
 ``add_ready_check`` add the application's own.
+
+``add_runnable(fn)`` runs a coroutine function of your own alongside (controller-runtime's
+``Runnable``): in every replica once synced, or during each term (``needs_leader``); it is
+cancelled with the controllers, before the Lease is released.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -128,7 +132,9 @@ class Manager:
         self._state = ManagerState.NEW
         self._endpoints: Endpoints | None = None
         self._work: asyncio.Task[None] | None = None
-        self._controller_tasks: dict[Controller, asyncio.Task[None]] = {}
+        self._runnables: list[_Runnable] = []
+        self._leader_tasks: list[asyncio.Task[None]] = []  # controllers, leader runnables
+        self._runnable_tasks: list[asyncio.Task[None]] = []  # runnables of every replica
         self._leading = False  # controllers run in this replica (a term, or no election)
         self._stop_requested = asyncio.Event()  # binds to a loop on first use
         self._stopping: asyncio.Task[None] | None = None
@@ -187,6 +193,23 @@ class Manager:
                 raise TypeError(f"cannot run a {type(part).__name__}")
             if part not in bucket:
                 bucket.append(part)
+
+    def add_runnable(
+        self,
+        run: Callable[[], Coroutine[Any, Any, None]],
+        *,
+        needs_leader: bool = False,
+        name: str | None = None,
+    ) -> None:
+        """Run ``run()`` too (controller-runtime's ``Runnable``): once the informers have synced,
+        in every replica, or during each term of the Lease (``needs_leader``). It is cancelled on
+        stop with the controllers, before the Lease is released and the informers stop (it may
+        finish gracefully on cancellation); if it raises, the manager stops and ``run()`` raises
+        that. E.g. ``manager.add_runnable(ring.run)`` for a sharding ``Ring``."""
+        if self._state is not ManagerState.NEW:
+            raise RuntimeError("add runnables before the manager starts")
+        label = name or getattr(run, "__qualname__", None) or "runnable"
+        self._runnables.append(_Runnable(run, label, needs_leader))
 
     def add_health_check(self, name: str, check: Callable[[], str | None]) -> None:
         """A liveness check of your own: ``check()`` returns None when healthy, else why not."""
@@ -323,43 +346,58 @@ class Manager:
         if self._state is ManagerState.STARTING:
             self._state = ManagerState.RUNNING
         self._log.info("manager.synced", informers=len(self.informers))
+        for r in self._runnables:
+            if not r.needs_leader:
+                task = asyncio.create_task(r.run(), name=f"informer-manager-{r.name}")
+                task.add_done_callback(self._runnable_ended)
+                self._runnable_tasks.append(task)
         if self.elector is None:
             await self._lead()
         else:
             await self.elector.run(on_started_leading=self._lead)
 
     async def _lead(self) -> None:
-        """Run every controller until cancelled (the term or the manager ends), then stop them
-        gracefully; raise if one of them fails (a failed controller must not keep the Lease)."""
+        """Run every controller (and runnable that needs the leader) until cancelled (the term
+        or the manager ends), then stop them gracefully; raise if one of them fails (a failed
+        controller must not keep the Lease)."""
         self._leading = True
-        tasks = {
-            c: asyncio.create_task(c.run(), name=f"informer-manager-{c.name}")
+        tasks = [
+            asyncio.create_task(c.run(), name=f"informer-manager-{c.name}")
             for c in self._controllers
-        }
-        self._controller_tasks = tasks
+        ]
+        tasks += [
+            asyncio.create_task(r.run(), name=f"informer-manager-{r.name}")
+            for r in self._runnables
+            if r.needs_leader
+        ]
+        self._leader_tasks = tasks
         try:
+            pending = set(tasks)
+            while pending:
+                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    if not task.cancelled() and (exc := task.exception()) is not None:
+                        self._log.error(
+                            "manager.part_failed", part=task.get_name(), error=describe_error(exc)
+                        )
+                        raise exc
             if not tasks:
-                await asyncio.Event().wait()  # informers only: run until stopped
-            done, _ = await asyncio.wait(tasks.values(), return_when=asyncio.FIRST_COMPLETED)
-            for task in done:
-                if not task.cancelled() and (exc := task.exception()) is not None:
-                    self._log.error("manager.controller_failed", error=describe_error(exc))
-                    raise exc
-            await asyncio.wait(tasks.values())  # stopped from outside: wait for the others
+                await asyncio.Event().wait()  # nothing to lead: hold the term until stopped
         finally:
             self._leading = False
-            await self._stop_controllers()
+            await self._stop_leader_work()
 
-    async def _stop_controllers(self) -> None:
+    async def _stop_leader_work(self) -> None:
         """Cancel the controllers' runs (no new key; reconciles in flight finish up to each
-        controller's ``shutdown_timeout``) and wait for them."""
-        tasks = self._controller_tasks
-        for task in tasks.values():
-            task.cancel()
-        if tasks:
-            await asyncio.wait(tasks.values())
-        if self._controller_tasks is tasks:
-            self._controller_tasks = {}
+        controller's ``shutdown_timeout``) and the leader's runnables, and wait for them."""
+        tasks = self._leader_tasks
+        await _cancel_and_wait(tasks)
+        if self._leader_tasks is tasks:
+            self._leader_tasks = []
+
+    def _runnable_ended(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            self._work_ended(task)  # a runnable failed: the manager stops, run() raises
 
     def _work_ended(self, task: asyncio.Task[None]) -> None:
         if task.cancelled():
@@ -401,7 +439,7 @@ class Manager:
         if self.elector is not None:
             self.elector.release_on_cancel = False
         graceful.cancel()
-        for task in [*self._controller_tasks.values(), self._work]:
+        for task in [*self._leader_tasks, *self._runnable_tasks, self._work]:
             if task is not None:
                 task.cancel()
         await asyncio.wait([graceful])
@@ -409,8 +447,10 @@ class Manager:
         await asyncio.gather(*(inf.stop() for inf in self._informers))
 
     async def _stop_parts(self) -> None:
-        """The graceful order: controllers (in-flight reconciles finish), the Lease, informers."""
-        await self._stop_controllers()
+        """The graceful order: controllers (in-flight reconciles finish) and runnables, the
+        Lease, informers."""
+        await self._stop_leader_work()
+        await _cancel_and_wait(self._runnable_tasks)
         work = self._work
         if work is not None:
             work.cancel()  # ends the term (controllers already stopped) and releases the Lease
@@ -457,6 +497,24 @@ class Manager:
             return None
 
         return check
+
+
+class _Runnable:
+    """A coroutine function the manager runs (see ``Manager.add_runnable``)."""
+
+    def __init__(
+        self, run: Callable[[], Coroutine[Any, Any, None]], name: str, needs_leader: bool
+    ) -> None:
+        self.run = run
+        self.name = name
+        self.needs_leader = needs_leader
+
+
+async def _cancel_and_wait(tasks: list[asyncio.Task[None]]) -> None:
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.wait(tasks)
 
 
 def _describe(inf: Informer) -> str:
