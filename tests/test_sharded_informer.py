@@ -225,3 +225,38 @@ async def test_namespaces_can_be_the_shard_field() -> None:
         ) as inf:
             want = {f"{ns}/x" for ns in "abcdef" if hash_value(ns) < HALF}
             assert set(inf.store.keys()) == want
+
+
+async def test_list_progress_says_the_count_is_of_the_unfiltered_collection() -> None:
+    from informer.cli._progress import ListProgress, ProgressTransport
+    from informer.informer import Informer
+    from informer.transport import ListPage
+
+    seen: list[tuple[int, int | None, bool]] = []
+
+    class Recording(ProgressTransport):
+        async def list_page(self, resource: Any, **kwargs: Any) -> ListPage:
+            page = await super().list_page(resource, **kwargs)
+            p = self.progress_of(CONFIGMAPS, None)
+            assert p is not None
+            seen.append((p.listed, p.total, p.sharded))
+            return page
+
+    async with ApiServer(too_large_wait=0.01) as server:
+        objs = seed(server, 40)
+        api = server.api_client()
+        try:
+            inf = Informer(
+                Recording(api), CONFIGMAPS, shards=LOW, options=replace(FAST, page_size=4)
+            )
+            async with inf:
+                await inf.wait_for_sync(timeout=10)
+        finally:
+            await api.close()
+    listed = len(keys_in(objs, LOW))
+    assert seen[-1][0] == listed
+    assert all(sharded for _, _, sharded in seen)
+    # a page's remainingItemCount counts every object after it, of every range: an over-estimate
+    assert any(total is not None and total > listed for _, total, _ in seen)
+    assert ListProgress(listed=4, remaining=30, sharded=True).describe() == "4/<=34"
+    assert ListProgress(listed=4, remaining=30).describe() == "4/34"

@@ -102,8 +102,7 @@ class InformerMonitor:
             )
         if progress is None:
             return "listing"
-        total = progress.total
-        return f"{progress.listed}/{total}" if total is not None else f"{progress.listed}/?"
+        return progress.describe()
 
     def sample(self) -> Row:
         stats = self.informer.statistics()

@@ -23,11 +23,22 @@ class ListProgress:
     remaining: int | None = None
     pages: int = 0
     done: bool = False
+    sharded: bool = False
+    """The list is of some shard ranges (KEP-5866 ``shardSelector``): ``remainingItemCount``
+    counts the unfiltered collection, so ``total`` is an upper bound, not the list's size."""
 
     @property
     def total(self) -> int | None:
-        """Items of the whole list when the server said (``remainingItemCount``), else None."""
+        """Items of the whole list when the server said (``remainingItemCount``), else None;
+        for a sharded list, at most this many (the count ignores the shard filter)."""
         return None if self.remaining is None else self.listed + self.remaining
+
+    def describe(self) -> str:
+        """``listed/total``, ``listed/?``, or ``listed/<=total`` for a sharded list."""
+        total = self.total
+        if total is None:
+            return f"{self.listed}/?"
+        return f"{self.listed}/<={total}" if self.sharded else f"{self.listed}/{total}"
 
 
 class ProgressTransport(Transport):
@@ -60,5 +71,6 @@ class ProgressTransport(Transport):
         progress.listed += page.item_count
         progress.pages += 1
         progress.remaining = page.remaining_item_count
+        progress.sharded = kwargs.get("shard_selector") is not None
         progress.done = page.continue_ is None
         return page
