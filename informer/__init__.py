@@ -21,6 +21,7 @@ from informer.errors import (
     MalformedWatchLine,
     NotFound,
     ResourceExpired,
+    ShardSelectorRejected,
     StaleCacheError,
     TooLargeResourceVersion,
     TooManyRequests,
@@ -48,12 +49,29 @@ from informer.ownership import (
     set_controller_reference,
 )
 from informer.pager import ResourceVersionMismatch
-from informer.reflector import Reflector, ReflectorOptions, ReflectorStats, StreamingState
+from informer.reflector import (
+    Reflector,
+    ReflectorOptions,
+    ReflectorStats,
+    ShardedReflector,
+    ShardStats,
+    StreamingState,
+)
 from informer.resource import CONFIGMAPS, LEASES, NAMESPACES, PODS, SECRETS, Resource
 from informer.resource_version import (
     InvalidResourceVersion,
     compare_resource_versions,
     is_comparable,
+)
+from informer.shards import (
+    HASH_SPACE,
+    InvalidShardSelector,
+    ShardField,
+    ShardRange,
+    ShardSelector,
+    ShardSet,
+    format_selector,
+    parse_selector,
 )
 from informer.store import (
     CacheNotComparable,
@@ -70,6 +88,7 @@ from informer.workqueue import Priority, QueueShutDown, WorkQueue, WorkQueueStat
 __all__ = [
     "CONFIGMAPS",
     "DROP_MANAGED_FIELDS",
+    "HASH_SPACE",
     "LEASES",
     "NAMESPACES",
     "PODS",
@@ -98,6 +117,7 @@ __all__ = [
     "InformerState",
     "Invalid",
     "InvalidResourceVersion",
+    "InvalidShardSelector",
     "KubeObject",
     "LeaderElectionStats",
     "LeaderElector",
@@ -118,6 +138,13 @@ __all__ = [
     "ResourceExpired",
     "ResourceVersionMismatch",
     "Result",
+    "ShardField",
+    "ShardRange",
+    "ShardSelector",
+    "ShardSelectorRejected",
+    "ShardSet",
+    "ShardStats",
+    "ShardedReflector",
     "SharedInformerFactory",
     "StaleCacheError",
     "Store",
@@ -138,9 +165,11 @@ __all__ = [
     "compare_resource_versions",
     "connect",
     "discover",
+    "format_selector",
     "has_finalizer",
     "is_being_deleted",
     "is_comparable",
     "owner_reference",
+    "parse_selector",
     "set_controller_reference",
 ]
