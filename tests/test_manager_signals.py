@@ -117,7 +117,7 @@ async def in_flight_app(server: ApiServer, env: dict[str, str], port: int) -> An
     return process
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=lambda s: s.name)
 async def test_a_signal_finishes_the_reconcile_in_flight_releases_the_lease_and_exits_0(
     api_server: ApiServer, kubeconfig: dict[str, str], sig: signal.Signals
 ) -> None:

@@ -14,8 +14,9 @@ over ``api``; ``informer(...)`` and ``controller(...)`` (or ``add``) give it the
    stops gracefully, in this order: the controllers take no new key, reconciles in flight finish
    (each controller's ``shutdown_timeout``), the Lease is released (a standby takes over at its
    next retry, not after the Lease expires), the informers stop, the server stops, the API client
-   is closed. The whole stop is bounded by ``shutdown_timeout``; what is left then is cut. A
-   second signal exits the process at once (status 1).
+   is closed. The whole stop is bounded by ``shutdown_timeout`` (25 s: within Kubernetes'
+   default ``terminationGracePeriodSeconds``, 30 s, after which the kubelet kills); what is left
+   then is cut. A second signal exits the process at once (status 1).
 
 ``run()`` returns once stopped (so ``asyncio.run(main())`` exits 0); if a controller or the
 election failed, the manager stops the same way and ``run()`` raises that error.
@@ -105,7 +106,7 @@ class Manager:
         options: ReflectorOptions | None = None,
         host: str = "0.0.0.0",
         port: int | None = DEFAULT_PORT,
-        shutdown_timeout: float = 30.0,
+        shutdown_timeout: float = 25.0,
         max_loop_lag: float = 5.0,
         close_client: bool = True,
         registry: Any | None = None,
