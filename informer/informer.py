@@ -145,6 +145,8 @@ class Informer:
                 on_deltas=self._dispatch,
             )
         self.name = name if name is not None else _transform_name(self.reflector.options)
+        if self.name:  # its records, like its series, tell it from a twin with another transform
+            self.reflector.log = self.reflector.log.bind(informer=self.name)
         self._handlers: list[Handler] = []
         self._state = InformerState.STOPPED
         self._driver: _Driver | None = None  # the latest; an older one may still be ending

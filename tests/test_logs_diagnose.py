@@ -101,7 +101,9 @@ async def test_debug_shows_each_request_each_watch_with_why_it_closed_and_relist
     api = api_server.api_client()
     try:
         with capture_logs() as logs:
-            async with Informer(Transport(api), CONFIGMAPS, namespace="ns", options=FAST) as inf:
+            async with Informer(
+                Transport(api), CONFIGMAPS, namespace="ns", options=FAST, name="watcher"
+            ) as inf:
                 await inf.wait_for_sync(timeout=10)
                 await api_server.wait_for_requests(lambda r: r.verb == "watch", count=2)
                 api_server.disrupt_watches(Fault(close_after_events=0))
@@ -122,6 +124,8 @@ async def test_debug_shows_each_request_each_watch_with_why_it_closed_and_relist
     closed = [e["why"] for e in logs if e["event"] == "reflector.watch_closed"]
     assert closed[:2] == ["Expired", "server_closed_early"]
     assert any(e["event"] == "reflector.relist" for e in logs)
+    reflector = [e for e in logs if e["event"].startswith("reflector.")]
+    assert all(e["informer"] == "watcher" and e["namespace"] == "ns" for e in reflector)
 
 
 @pytest.fixture
