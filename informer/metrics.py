@@ -13,7 +13,8 @@ over ``..._bucket`` work for any number of observations, and replicas add up):
 
 - controllers: ``controller_runtime_reconcile_total{controller,result}`` (``success``, ``error``,
   ``requeue``, ``requeue_after``; a timed-out reconcile is an ``error``),
-  ``controller_runtime_reconcile_errors_total``, ``controller_runtime_reconcile_time_seconds``
+  ``controller_runtime_reconcile_errors_total``, ``controller_runtime_reconcile_timeouts_total``,
+  ``controller_runtime_reconcile_time_seconds``
   (controller-runtime's buckets), ``controller_runtime_max_concurrent_reconciles``,
   ``controller_runtime_active_workers``; ours: ``controller_stale_skips_total``,
   ``controller_reconcile_cancelled_total`` (cut by a shutdown deadline).
@@ -189,6 +190,11 @@ class InformerCollector(Collector):
             "Total number of reconciliation errors per controller",
             labels=["controller"],
         )
+        timeouts = CounterMetricFamily(
+            "controller_runtime_reconcile_timeouts",
+            "Total number of reconciliation timeouts per controller",
+            labels=["controller"],
+        )
         durations = _histogram(
             "controller_runtime_reconcile_time_seconds",
             "Length of time per reconciliation per controller",
@@ -226,12 +232,13 @@ class InformerCollector(Collector):
             ):
                 total.add_metric([c.name, result], value)
             errors.add_metric(name, failed)
+            timeouts.add_metric(name, float(s.timeouts))
             _add(durations, name, s.duration.histogram)
             workers.add_metric(name, float(s.workers))
             active.add_metric(name, float(s.active))
             stale.add_metric(name, float(s.stale_skips))
             cancelled.add_metric(name, float(s.cancelled))
-        yield from (total, errors, durations, workers, active, stale, cancelled)
+        yield from (total, errors, timeouts, durations, workers, active, stale, cancelled)
 
     def _informer_metrics(self, informers: list[Informer]) -> Iterator[Metric]:
         counters = {

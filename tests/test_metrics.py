@@ -27,6 +27,7 @@ from informer.controller import Request
 from informer.errors import NotFound
 from informer.metrics import register_metrics, render_metrics, serve_metrics
 from informer.testing import ApiServer, Fault
+from informer.workqueue import ManualClock
 from tests.conftest import wait_until
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
@@ -184,6 +185,7 @@ async def test_controller_durations_are_cumulative_histograms_past_a_thousand_re
     by_result = {dict(lbls)["result"]: v for lbls, v in total.items()}
     assert by_result == {"success": n, "error": 0, "requeue": 0, "requeue_after": 0}
     assert got[("controller_runtime_reconcile_errors_total", frozenset(mirror.items()))] == 0
+    assert got[("controller_runtime_reconcile_timeouts_total", frozenset(mirror.items()))] == 0
     assert got[("controller_runtime_max_concurrent_reconciles", frozenset(mirror.items()))] == 2
     assert ("controller_runtime_active_workers", frozenset(mirror.items())) in got
     queue = {"name": "mirror", "controller": "mirror"}
@@ -264,3 +266,46 @@ async def test_leader_status_follows_the_lease(api_server: ApiServer) -> None:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
         assert scrape(registry)[status] == 0
+
+
+@pytest.mark.asyncio
+async def test_failed_timed_out_and_requeued_reconciles_count_as_controller_runtime_counts_them(
+    api_server: ApiServer,
+) -> None:
+    for name in ("fails", "hangs", "later"):
+        api_server.create(CONFIGMAPS, {"metadata": {"name": name, "namespace": "ns"}})
+
+    async def reconcile(request: Request) -> float | None:
+        if request.name == "fails":
+            raise RuntimeError("no")
+        if request.name == "hangs":
+            await asyncio.Event().wait()  # cut by reconcile_timeout
+        return 5.0  # requeue after 5 s (a manual clock: never comes)
+
+    registry = CollectorRegistry()
+    async with (
+        api_server.api_client() as api,
+        SharedInformerFactory(api, options=ReflectorOptions(list_strategy="list")) as factory,
+    ):
+        controller = Controller(
+            reconcile,
+            for_=factory.informer(CONFIGMAPS),
+            name="c",
+            workers=3,
+            reconcile_timeout=0.05,
+            clock=ManualClock(),
+            catch_up=False,
+        )
+        register_metrics(factory, controller, registry=registry)
+        async with controller:
+            await wait_until(lambda: controller.statistics().reconciles == 3)
+            got = scrape(registry)
+    c = frozenset({"controller": "c"}.items())
+    total = series(got, "controller_runtime_reconcile_total", controller="c")
+    by_result = {dict(lbls)["result"]: v for lbls, v in total.items()}
+    assert by_result == {"success": 0, "error": 2, "requeue": 0, "requeue_after": 1}
+    assert got[("controller_runtime_reconcile_errors_total", c)] == 2
+    assert got[("controller_runtime_reconcile_timeouts_total", c)] == 1
+    assert got[("controller_runtime_reconcile_time_seconds_count", c)] == 3
+    queue = frozenset({"name": "c", "controller": "c"}.items())
+    assert got[("workqueue_retries_total", queue)] == 2  # the failure and the timeout
