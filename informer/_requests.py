@@ -9,7 +9,7 @@ reads by name and writes) call ``observe_request`` once per request, when its st
   an HTTP answer) and latency histograms by ``(verb, host)`` in client-go's bucket layout: what
   ``informer.metrics`` exports as ``rest_client_requests_total`` and
   ``rest_client_request_duration_seconds``, as client-go's REST client does (process-wide, not
-  per client).
+  per client; a list's latency ends with its body, a watch's when it is open).
 - one ``transport.request`` record at DEBUG on the ``informer.transport`` logger (verb, path with
   its query, status, duration): client-go's ``-v=6``. The host's user info and the request's
   headers (its token) are never in it; a path holds names, never object data.
@@ -27,7 +27,14 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from informer._histogram import REQUEST_BUCKETS, Histogram, HistogramSnapshot
 
-__all__ = ["REQUESTS", "RequestInfo", "RequestStats", "observe_request", "request_info"]
+__all__ = [
+    "REQUESTS",
+    "RequestInfo",
+    "RequestStats",
+    "observe_latency",
+    "observe_request",
+    "request_info",
+]
 
 _logger = logging.getLogger("informer.transport")
 _NAMESPACE_SUBRESOURCES = frozenset(("status", "finalize"))
@@ -105,9 +112,11 @@ class RequestStats:
         self._results: dict[tuple[str, str, str], int] = {}
         self._latencies: dict[tuple[str, str], Histogram] = {}
 
-    def observe(self, method: str, host: str, code: str, seconds: float) -> None:
+    def count(self, method: str, host: str, code: str) -> None:
         key = (code, method, host)
         self._results[key] = self._results.get(key, 0) + 1
+
+    def observe(self, method: str, host: str, seconds: float) -> None:
         latency = self._latencies.get((method, host))
         if latency is None:
             latency = self._latencies[(method, host)] = Histogram(REQUEST_BUCKETS)
@@ -141,6 +150,13 @@ def _host(base_url: str) -> str:
 _hosts: dict[str, str] = {}
 
 
+def _host_of(base_url: str) -> str:
+    host = _hosts.get(base_url)
+    if host is None:
+        host = _hosts[base_url] = _host(base_url)
+    return host
+
+
 def observe_request(
     method: str,
     base_url: str,
@@ -149,14 +165,17 @@ def observe_request(
     seconds: float,
     *,
     error: BaseException | None = None,
+    latency: bool = True,
 ) -> None:
     """Count one request (``status`` None: no HTTP answer, ``error`` says why) and log it at
-    DEBUG. ``base_url`` is the API server's URL (``Configuration.host``); ``path`` may carry
-    the query."""
-    host = _hosts.get(base_url)
-    if host is None:
-        host = _hosts[base_url] = _host(base_url)
-    REQUESTS.observe(method, host, "<error>" if status is None else str(status), seconds)
+    DEBUG (``seconds``: until its status, as client-go's ``-v=6``). ``base_url`` is the API
+    server's URL (``Configuration.host``); ``path`` may carry the query. ``latency=False``: the
+    caller reads a body and calls ``observe_latency`` once it has (client-go's request latency
+    of a LIST includes its body; a watch's ends when it is open)."""
+    host = _host_of(base_url)
+    REQUESTS.count(method, host, "<error>" if status is None else str(status))
+    if latency or status is None:
+        REQUESTS.observe(method, host, seconds)
     if _logger.isEnabledFor(logging.DEBUG):
         from informer._log import get_logger  # lazy: this module stays a leaf
 
@@ -171,3 +190,8 @@ def observe_request(
         if error is not None:
             fields["error"] = type(error).__name__
         get_logger("informer.transport").debug("transport.request", **fields)
+
+
+def observe_latency(method: str, base_url: str, seconds: float) -> None:
+    """The latency of a request counted by ``observe_request(..., latency=False)``."""
+    REQUESTS.observe(method, _host_of(base_url), seconds)

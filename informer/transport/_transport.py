@@ -17,7 +17,7 @@ import aiohttp
 import msgspec
 
 from informer import _checks
-from informer._requests import observe_request, request_info
+from informer._requests import observe_latency, observe_request, request_info
 from informer.errors import (
     ConfigurationError,
     MalformedResponse,
@@ -100,7 +100,10 @@ class Transport:
         query: list[tuple[str, str]],
         timeout: aiohttp.ClientTimeout,
         client: Any = None,
+        latency: bool = True,
     ) -> aiohttp.ClientResponse:
+        """Send one request; counted (and logged at DEBUG) when its status arrives, its latency
+        observed then too unless ``latency`` is False (the caller reads the body first)."""
         api = client or self.api_client
         started = time.monotonic()
         try:
@@ -119,7 +122,8 @@ class Transport:
             raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
         url = resp.url
         target = f"{url.raw_path}?{url.raw_query_string}" if url.raw_query_string else path
-        observe_request(method, _base_url(api), target, resp.status, time.monotonic() - started)
+        elapsed = time.monotonic() - started
+        observe_request(method, _base_url(api), target, resp.status, elapsed, latency=latency)
         return resp
 
     async def _raise_for_status(self, resp: aiohttp.ClientResponse) -> None:
@@ -142,21 +146,30 @@ class Transport:
         error.request = request_info(resp.method, resp.url.raw_path, resp.url.raw_query_string)
         raise error
 
+    async def _get(self, path: str, query: list[tuple[str, str]], what: str) -> bytes:
+        """GET ``path`` and read its whole body (an HTTP error raises its typed error); the
+        request's latency ends with the body, as client-go measures a LIST's."""
+        timeout = aiohttp.ClientTimeout(total=self.request_timeout, connect=self.connect_timeout)
+        started = time.monotonic()
+        resp = await self._send("GET", path, query, timeout, latency=False)
+        try:
+            await self._raise_for_status(resp)
+            try:
+                return await resp.read()
+            except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+                raise TransportError(f"GET {path}: reading {what}: {exc}") from exc
+            finally:
+                resp.release()
+        finally:
+            observe_latency("GET", _base_url(self.api_client), time.monotonic() - started)
+
     async def get_json(self, path: str) -> Any:
         """GET a JSON document that is not a resource list (discovery: ``/api``, ``/apis/G/V``).
 
         HTTP errors raise the typed errors of ``informer.errors``; a body that is not JSON raises
         ``MalformedResponse``.
         """
-        timeout = aiohttp.ClientTimeout(total=self.request_timeout, connect=self.connect_timeout)
-        resp = await self._send("GET", path, [], timeout)
-        await self._raise_for_status(resp)
-        try:
-            body = await resp.read()
-        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
-            raise TransportError(f"GET {path}: reading the body: {exc}") from exc
-        finally:
-            resp.release()
+        body = await self._get(path, [], "the body")
         try:
             return msgspec.json.decode(body)
         except _DECODE_ERRORS as exc:
@@ -196,15 +209,7 @@ class Transport:
             **{"continue": continue_},
         )
         path = resource.path(namespace)
-        timeout = aiohttp.ClientTimeout(total=self.request_timeout, connect=self.connect_timeout)
-        resp = await self._send("GET", path, query, timeout)
-        await self._raise_for_status(resp)
-        try:
-            body = await resp.read()
-        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
-            raise TransportError(f"GET {path}: reading the list: {exc}") from exc
-        finally:
-            resp.release()
+        body = await self._get(path, query, "the list")
         return _decode_list(body, resource, path, known, trim)
 
     def watch(
