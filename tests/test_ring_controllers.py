@@ -116,6 +116,7 @@ def make_reconcile(
 class Fleet:
     server: ApiServer
     world: World
+    sharded: bool  # parents cached by range (a sharded informer) or all of them
     replicas: dict[str, Replica] = field(default_factory=dict)
 
     @property
@@ -126,7 +127,12 @@ class Fleet:
         api = self.server.api_client()
         client = Client(api, field_manager=name)
         parents = Informer(
-            api, CONFIGMAPS, namespace=NS, label_selector="role=parent", options=FAST
+            api,
+            CONFIGMAPS,
+            namespace=NS,
+            label_selector="role=parent",
+            options=FAST,
+            shards=ShardSet() if self.sharded else None,  # the ring gives it ranges
         )
         children = Informer(
             api, CONFIGMAPS, namespace=NS, label_selector="role=child", options=FAST
@@ -272,25 +278,49 @@ def children_right(server: ApiServer) -> list[str]:
 
 
 @asynccontextmanager
-async def fleet(api_server: ApiServer) -> AsyncIterator[Fleet]:
-    f = Fleet(api_server, World(SteppedClock()))
+async def fleet(api_server: ApiServer, sharded: bool) -> AsyncIterator[Fleet]:
+    f = Fleet(api_server, World(SteppedClock()), sharded)
     try:
         yield f
     finally:
         await f.close()
 
 
-async def test_sharded_replicas_crash_and_join_without_overlap(api_server: ApiServer) -> None:
+def caches_hold_their_ranges(f: Fleet) -> None:
+    """A sharded parents cache holds exactly the parents of the ranges its member acts on."""
+    if not f.sharded:
+        return
+    for r in f.replicas.values():
+        cached = {o.uid for o in r.informers[0].store.list()}
+        mine = {
+            p["metadata"]["uid"]
+            for p in f.server.list_objects(CONFIGMAPS, NS)
+            if p["metadata"]["labels"].get("role") == "parent"
+            and r.ring.acting.contains(hash_value(p["metadata"]["uid"]))
+        }
+        assert cached == mine
+
+
+@pytest.mark.parametrize(
+    ("sharded", "server"),
+    [(False, "on"), (True, "on"), (True, "off")],
+    ids=["parents-cached-whole", "sharded-parents", "sharded-parents-server-ignores-selector"],
+)
+async def test_sharded_replicas_crash_and_join_without_overlap(
+    api_server: ApiServer, sharded: bool, server: str
+) -> None:
+    api_server.shard_selectors = server  # type: ignore[assignment]
     for i in range(PARENTS):
         api_server.create(CONFIGMAPS, parent(i))
     writers = Writers(api_server)
-    async with fleet(api_server) as f:
+    async with fleet(api_server, sharded) as f:
         for name in "abc":
             await f.add(name)
         await f.settle()
         await f.until_converged(writers, limit=4 * RETRY)
         while children_right(api_server):
             await f.step(writers)
+        caches_hold_their_ranges(f)
 
         crashed_at = f.clock.now()
         lost = await f.crash("b")
@@ -315,9 +345,12 @@ async def test_sharded_replicas_crash_and_join_without_overlap(api_server: ApiSe
             await f.step(writers)
         while children_right(api_server):
             await f.step()
+        caches_hold_their_ranges(f)
 
     await writers.client.api_client.close()
     assert f.world.overlaps == []
     assert f.world.created and max(f.world.created.values()) == 1  # no child created twice
     assert f.world.already_existed == []  # no replica ever missed a child another one created
     assert writers.writes > 0
+    selectors = [r for r in api_server.requests if r.query.get("shardSelector")]
+    assert bool(selectors) is sharded  # the parents' lists and watches asked for their ranges

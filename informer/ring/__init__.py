@@ -56,13 +56,14 @@ range is queued.
 """
 
 from informer.ring._assignment import DEFAULT_PARTITIONS, assign
-from informer.ring._controller import ControllerShard, ControllerShardStats
+from informer.ring._controller import ControllerShard, ControllerShardStats, InformerShard
 from informer.ring._ring import Participant, Ring, RingState, RingStats
 
 __all__ = [
     "DEFAULT_PARTITIONS",
     "ControllerShard",
     "ControllerShardStats",
+    "InformerShard",
     "Participant",
     "Ring",
     "RingState",

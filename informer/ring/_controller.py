@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from informer.informer import Informer
     from informer.ring._ring import Ring
 
-__all__ = ["ControllerShard", "ControllerShardStats"]
+__all__ = ["ControllerShard", "ControllerShardStats", "InformerShard"]
 
 log = get_logger("informer.ring")
 
@@ -179,10 +179,13 @@ class ControllerShard:
 
     async def prepare(self, ranges: ShardSet) -> None:
         """Before the member acts on ``ranges``: the caches synced and caught up with the
-        server (a consistent list each), so the previous holder's last writes are seen."""
+        server (a consistent list each), so the previous holder's last writes are seen. A
+        sharded informer the ring drives has just listed ``ranges`` (consistently, its default
+        ``initial_list``, after the claim): that list is its catch-up."""
         c = self.controller
         await asyncio.gather(*(inf.wait_for_sync() for inf in c.informers))
-        await asyncio.gather(*(c._catch_up(inf) for inf in c.informers))
+        fresh = {id(p.informer) for p in self.ring.informer_shards() if p.lists_consistently()}
+        await asyncio.gather(*(c._catch_up(inf) for inf in c.informers if id(inf) not in fresh))
 
     def started(self, ranges: ShardSet) -> None:
         """Queue every ``for_`` object of ``ranges``."""
@@ -216,3 +219,27 @@ class ControllerShard:
             self._counts["cut"] += len(late)
             self._log.warning("ring.reconciles_cut", count=len(late))
             await asyncio.wait(late)
+
+
+class InformerShard:
+    """The ring's side of a sharded informer (``Informer(..., shards=ShardSet())``): it holds the
+    ranges its member acts on, listing a range before the member starts it and dropping it once
+    the member stopped."""
+
+    def __init__(self, informer: Informer) -> None:
+        if informer.shards is None:
+            raise ValueError("an informer created with shards= is needed")
+        self.informer = informer
+
+    def lists_consistently(self) -> bool:
+        return self.informer.reflector.options.initial_list == "consistent"
+
+    async def prepare(self, ranges: ShardSet) -> None:
+        self.informer.set_shards((self.informer.shards or ShardSet()) | ranges)
+        await self.informer.wait_for_shards()
+
+    def started(self, ranges: ShardSet) -> None:
+        return None
+
+    async def stop(self, ranges: ShardSet, timeout: float) -> None:
+        self.informer.set_shards((self.informer.shards or ShardSet()) - ranges)

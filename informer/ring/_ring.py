@@ -29,11 +29,19 @@ from typing import Any, Protocol
 from informer._log import describe_error, get_logger
 from informer.client import Client
 from informer.controller import Controller
-from informer.errors import ApiError, Conflict, MalformedResponse, NotFound, TransportError
+from informer.errors import (
+    ApiError,
+    ConfigurationError,
+    Conflict,
+    MalformedResponse,
+    NotFound,
+    TransportError,
+)
 from informer.leader_election import ElectionState, default_identity
+from informer.reflector import ShardedReflector
 from informer.resource import LEASES
 from informer.ring._assignment import DEFAULT_PARTITIONS, assign
-from informer.ring._controller import ControllerShard
+from informer.ring._controller import ControllerShard, InformerShard
 from informer.ring._lease import (
     HELD,
     RING_LABEL,
@@ -190,12 +198,35 @@ class Ring:
 
     def shard(self, controller: Controller) -> ControllerShard:
         """Make ``controller`` reconcile only the keys of the ranges this member acts on (its
-        ``partition``), catching up and queueing each range it starts; attach the informers'
-        participants first."""
+        ``partition``), catching up and queueing each range it starts. Its sharded informers
+        (created with ``shards=``, e.g. ``ShardSet()``: nothing until the ring gives ranges) are
+        driven by the ring too: a range is listed before it starts, dropped after it stopped.
+        A children (``owns``) informer cannot be sharded by uid: a child's uid is not its
+        owner's (shard by namespace, or leave it unsharded: child events are then filtered by
+        their owner's hash)."""
+        for inf in controller.informers:
+            if inf.shards is None or any(p.informer is inf for p in self.informer_shards()):
+                continue
+            field = inf.reflector.field if isinstance(inf.reflector, ShardedReflector) else None
+            if field is not self.field:
+                raise ConfigurationError(
+                    f"informer {inf.resource.group_resource} shards by {field}, the ring by "
+                    f"{self.field}"
+                )
+            if inf is not controller.for_ and self.field is ShardField.UID:
+                raise ConfigurationError(
+                    f"informer {inf.resource.group_resource} is sharded by uid, but its objects "
+                    "are queued by another object's hash (their owner's, a mapper's target)"
+                )
+            self.attach(InformerShard(inf))
         shard = ControllerShard(self, controller)
         controller.partition = shard
         self.attach(shard)
         return shard
+
+    def informer_shards(self) -> list[InformerShard]:
+        """The sharded informers this ring drives."""
+        return [p for p in self._participants if isinstance(p, InformerShard)]
 
     def acts_on(self, hash_: int) -> bool:
         """True when this member reconciles the objects of this hash now."""
