@@ -363,7 +363,7 @@ class InformerCollector(Collector):
             by_priority.update(stats.depth_by_priority)
             for priority, count in sorted(by_priority.items(), reverse=True):
                 depth.add_metric([*labels, str(priority)], float(count))
-            adds.add_metric(labels, float(stats.adds))
+            adds.add_metric(labels, float(getattr(stats, "new_keys", stats.adds)))
             retries.add_metric(labels, float(stats.retries))
             _add(queue_duration, labels, stats.queue_latency.histogram)
             _add(work_duration, labels, stats.work_duration.histogram)

@@ -34,6 +34,7 @@ async def test_a_key_is_queued_at_most_once() -> None:
     assert len(q) == 2
     assert [await q.get(), await q.get()] == ["a", "b"]
     assert q.statistics().adds == 3
+    assert q.statistics().new_keys == 2  # client-go's workqueue_adds_total: "a" was queued
 
 
 async def test_a_key_added_while_held_is_handed_out_again_only_after_done() -> None:

@@ -91,6 +91,7 @@ class WorkQueue(Generic[K]):
         self._idle = asyncio.Event()
         self._idle.set()
         self._adds = 0
+        self._new_keys = 0
         self._retries = 0
         self._latency = _Window()
         self._durations = _Window()
@@ -129,6 +130,7 @@ class WorkQueue(Generic[K]):
         if entry is None:
             entry = _Entry(priority, ready_at, next(self._versions))
             self._queued[key] = entry
+            self._new_keys += 1
             self._idle.clear()
         else:
             was_ready = entry.ready_at <= now
@@ -282,6 +284,7 @@ class WorkQueue(Generic[K]):
             waiting=waiting,
             processing=len(self._processing),
             adds=self._adds,
+            new_keys=self._new_keys,
             retries=self._retries,
             queue_latency=self._latency.percentiles(),
             work_duration=self._durations.percentiles(),

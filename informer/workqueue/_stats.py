@@ -32,8 +32,9 @@ class WorkQueueStats:
     ``depth`` counts keys ready to be handed out (``depth_by_priority`` splits them), including a
     key re-added while a worker holds it; ``waiting`` the keys whose delay has not passed;
     ``processing`` the keys held by workers, ``unfinished_work`` the seconds they have been held
-    (summed). ``adds`` counts every accepted add (coalesced or
-    not), ``retries`` every ``add_rate_limited``. ``queue_latency`` is the time from ready to
+    (summed). ``adds`` counts every accepted add (coalesced or not), ``new_keys`` the adds that
+    queued a key not queued already (what client-go's ``workqueue_adds_total`` counts),
+    ``retries`` every ``add_rate_limited``. ``queue_latency`` is the time from ready to
     handed out, ``work_duration`` from handed out to ``done``, ``longest_running`` the age of the
     oldest key still held.
     """
@@ -48,6 +49,7 @@ class WorkQueueStats:
     work_duration: Percentiles
     longest_running: float
     unfinished_work: float = 0.0
+    new_keys: int = 0
 
 
 class _Window:
