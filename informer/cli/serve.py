@@ -14,68 +14,130 @@ import contextlib
 import sys
 from typing import Any
 
+from informer.cli._common import (
+    HelpFormatter,
+    non_negative_float,
+    non_negative_int,
+    port,
+    positive_float,
+    positive_int,
+)
 from informer.testing._manifests import ManifestError, load_faults, load_manifests
 from informer.testing._status import StatusError
 from informer.testing.server import PERSONALITIES, ApiServer
+
+DESCRIPTION = """\
+Run the embedded test API server on 127.0.0.1 until interrupted (Ctrl-C) or terminated, and print
+its URL. It serves list, watch and writes as a kube-apiserver backed by etcd does, with the
+personality and history settings below.
+
+--resources FILE serves the CustomResourceDefinitions in FILE; --seed FILE creates the objects in
+FILE (YAML documents or JSON; lists and kind: List are expanded); --faults FILE installs fault
+rules: a YAML or JSON list of mappings of informer.testing.Fault fields, for example
+[{verb: watch, resource: configmaps, status: 410}]. Each may be given more than once.
+"""
 
 
 def register(commands: Any) -> None:
     """Add the ``serve`` sub-command to ``commands`` (an argparse sub-parsers action)."""
     serve: argparse.ArgumentParser = commands.add_parser(
-        "serve", help="run the test API server until interrupted", description=__doc__
+        "serve",
+        help="run the test API server until interrupted",
+        description=DESCRIPTION,
+        formatter_class=HelpFormatter,
     )
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=0, help="0 = an ephemeral port")
-    serve.add_argument("--personality", choices=PERSONALITIES, default="modern")
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="the address to listen on (default: %(default)s)"
+    )
+    serve.add_argument(
+        "--port", type=port, default=0, help="the port, 0 for a free one (default: %(default)s)"
+    )
+    serve.add_argument(
+        "--personality",
+        choices=PERSONALITIES,
+        default="modern",
+        help="the kind of server to behave as (default: %(default)s)",
+    )
     serve.add_argument(
         "--compaction-window",
-        type=int,
+        type=positive_int,
         default=None,
         metavar="N",
-        help="keep at most N revisions of history",
+        help="keep at most N revisions of history (default: no limit)",
     )
-    serve.add_argument("--history-max-age", type=float, default=None, metavar="SECONDS")
-    serve.add_argument("--too-large-wait", type=float, default=3.0, metavar="SECONDS")
-    serve.add_argument("--bookmark-interval", type=float, default=60.0, metavar="SECONDS")
-    serve.add_argument("--stale-lag", type=int, default=5, metavar="N")
+    serve.add_argument(
+        "--history-max-age",
+        type=positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="forget history older than this (default: no limit)",
+    )
+    serve.add_argument(
+        "--too-large-wait",
+        type=non_negative_float,
+        default=3.0,
+        metavar="SECONDS",
+        help="how long a read of a future resource version waits before its 504 "
+        "(default: %(default)s)",
+    )
+    serve.add_argument(
+        "--bookmark-interval",
+        type=positive_float,
+        default=60.0,
+        metavar="SECONDS",
+        help="period of the bookmarks sent to watches (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--stale-lag",
+        type=non_negative_int,
+        default=5,
+        metavar="N",
+        help="revisions the stale-replica personality lags behind (default: %(default)s)",
+    )
     serve.add_argument(
         "--kubeconfig",
         default=None,
         metavar="PATH",
-        help="also write a kubeconfig for the server there",
+        help="also write a kubeconfig for the server there (default: none)",
     )
     serve.add_argument(
         "--resources",
         action="append",
         default=[],
         metavar="FILE",
-        help="serve the CustomResourceDefinitions in FILE (YAML or JSON)",
+        help="serve the CustomResourceDefinitions in FILE (default: none)",
     )
     serve.add_argument(
         "--seed",
         action="append",
         default=[],
         metavar="FILE",
-        help="create the objects in FILE at start (YAML or JSON manifests)",
+        help="create the objects in FILE at start (default: none)",
     )
     serve.add_argument(
         "--faults",
         action="append",
         default=[],
         metavar="FILE",
-        help="install the fault rules in FILE (a YAML/JSON list of Fault fields)",
+        help="install the fault rules in FILE (default: none)",
     )
     serve.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Serve until interrupted; returns the exit status (2 for a file it cannot use)."""
+    """Serve until interrupted; returns the exit status (2 for a file it cannot use, 1 when it
+    cannot listen)."""
     try:
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(_serve(args))
     except (ManifestError, ValueError, StatusError) as error:
-        print(f"informer serve: {error}", file=sys.stderr)
+        print(f"informer serve: error: {error}", file=sys.stderr)
         return 2
+    except OSError as error:
+        why = error.strerror or str(error)
+        where = f"{args.host}:{args.port}"
+        print(f"informer serve: error: cannot listen on {where}: {why}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -24,8 +24,14 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.table import Table
 
-from informer.cli._common import add_common_options, run_command
-from informer.cli._errors import CliError
+from informer.cli._common import (
+    HelpFormatter,
+    add_common_options,
+    positive_float,
+    resource_version,
+    run_command,
+)
+from informer.cli._errors import CliError, describe
 from informer.cli._monitor import InformerMonitor
 from informer.cli._progress import ProgressTransport
 from informer.cli._view import freshness_table, header_panel
@@ -41,43 +47,84 @@ from informer.transport import Transport
 _PROG = "informer watch"
 _SERVER_PROBE_INTERVAL = 5.0
 _TABLE_ROWS = 30
+_VIEW_LINES = 18  # the live view without the cache table's rows (header, freshness, titles)
 _encode = msgspec.json.Encoder().encode
+
+
+DESCRIPTION = """\
+An informer on a resource of your cluster (the kubeconfig's current context, or the service account
+in a pod), shown live, as events, or as JSON.
+
+RESOURCE is resolved through the cluster's discovery: a plural (pods), a short name (cm),
+plural.group (deployments.apps) or group/version/plural. On a terminal: a live view of the cache's
+freshness (its RV against the server's) and a table of the cache. Otherwise, or with -o events:
+sync progress, then one line per change; -o json prints one {"type": ..., "object": ...} line per
+change, as kubectl get -w -o json --output-watch-events does.
+
+--wait-for-rv RV exits 0 as soon as the cache has seen RV, and 1 after --timeout: a freshness
+probe for scripts. Failures are one line on stderr: exit status 1, or 2 for a bad argument.
+"""
 
 
 def register(commands: Any) -> None:
     """Add the ``watch`` sub-command to ``commands`` (an argparse sub-parsers action)."""
     watch: argparse.ArgumentParser = commands.add_parser(
-        "watch", help="watch a resource of a cluster through an informer", description=__doc__
+        "watch",
+        help="watch a resource of a cluster through an informer",
+        description=DESCRIPTION,
+        formatter_class=HelpFormatter,
     )
     watch.add_argument("resource", metavar="RESOURCE", help="e.g. pods, cm, deployments.apps")
     scope = watch.add_mutually_exclusive_group()
-    scope.add_argument("-n", "--namespace", default=None)
-    scope.add_argument("-A", "--all-namespaces", action="store_true")
-    watch.add_argument("-l", "--selector", default=None, help="label selector")
-    watch.add_argument("--field-selector", default=None)
-    watch.add_argument("--kubeconfig", default=None, metavar="PATH")
-    watch.add_argument("--context", default=None)
+    scope.add_argument(
+        "-n",
+        "--namespace",
+        default=None,
+        help="the namespace (default: the context's, else default)",
+    )
+    scope.add_argument("-A", "--all-namespaces", action="store_true", help="every namespace")
+    watch.add_argument(
+        "-l", "--selector", default=None, help="label selector, e.g. app=web (default: none)"
+    )
+    watch.add_argument(
+        "--field-selector",
+        default=None,
+        metavar="SELECTOR",
+        help="field selector, e.g. metadata.name=x (default: none)",
+    )
+    watch.add_argument(
+        "--kubeconfig",
+        default=None,
+        metavar="PATH",
+        help="the kubeconfig (default: $KUBECONFIG, else ~/.kube/config)",
+    )
+    watch.add_argument(
+        "--context", default=None, help="the kubeconfig context (default: its current one)"
+    )
     watch.add_argument(
         "-o",
         "--output",
         choices=("table", "events", "json"),
         default=None,
-        help="table (live, on a terminal), events (one line per change) or json",
+        help="table (live), events (one line per change) or json "
+        "(default: table on a terminal, else events)",
     )
     watch.add_argument(
         "--wait-for-rv",
+        type=resource_version,
         default=None,
         metavar="RV",
-        help="exit 0 once the cache has seen this resource version",
+        help="exit 0 once the cache has seen this resource version (a decimal number)",
     )
     watch.add_argument(
         "--timeout",
-        type=float,
+        type=positive_float,
         default=None,
         metavar="SECONDS",
-        help="give up (exit 1) after this long: the sync, or --wait-for-rv (default 60 s)",
+        help="give up (exit 1) after this long: the sync, or --wait-for-rv "
+        "(default: no limit; 60 with --wait-for-rv)",
     )
-    watch.add_argument("--refresh", type=float, default=0.5, help=argparse.SUPPRESS)
+    watch.add_argument("--refresh", type=positive_float, default=0.5, help=argparse.SUPPRESS)
     add_common_options(watch)
     watch.set_defaults(run=run)
 
@@ -151,18 +198,19 @@ class _Printer:
             print(_event_line(delta), flush=True)
 
 
-def _cache_table(informer: Informer) -> Table:
+def _cache_table(informer: Informer, rows: int) -> Table:
+    """The first ``rows`` objects of the cache, by key."""
     now = datetime.now(UTC)
     objects = sorted(informer.store.list(), key=lambda o: o.key)
     table = Table(
         title=f"cache: {len(objects)} objects"
-        + (f" (first {_TABLE_ROWS})" if len(objects) > _TABLE_ROWS else ""),
+        + (f" (first {rows})" if len(objects) > rows else ""),
         title_justify="left",
         expand=True,
     )
     for column in ("name", "namespace", "resourceVersion", "age"):
         table.add_column(column, no_wrap=True)
-    for obj in objects[:_TABLE_ROWS]:
+    for obj in objects[:rows]:
         table.add_row(obj.name, obj.namespace or "", obj.resource_version, _age(obj, now))
     return table
 
@@ -181,26 +229,69 @@ async def _probe_server_rv(
         await asyncio.sleep(_SERVER_PROBE_INTERVAL)
 
 
-def _check_kubeconfig(args: argparse.Namespace) -> None:
-    """Fail with one line when there is no kubeconfig to read (and we are not in a pod)."""
+def _kubeconfig_paths(args: argparse.Namespace) -> list[str] | None:
+    """The kubeconfig files the connection reads; None in a pod without ``--kubeconfig``."""
     if args.kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
-        return
+        return None
     if args.kubeconfig is not None:
-        candidates = [args.kubeconfig]
-    elif os.environ.get("KUBECONFIG"):
-        candidates = [p for p in os.environ["KUBECONFIG"].split(os.pathsep) if p]
-    else:
-        candidates = [os.path.expanduser("~/.kube/config")]
-    if not any(os.path.isfile(p) for p in candidates):
+        return [args.kubeconfig]
+    if os.environ.get("KUBECONFIG"):
+        return [p for p in os.environ["KUBECONFIG"].split(os.pathsep) if p]
+    return [os.path.expanduser("~/.kube/config")]
+
+
+def _yaml_problem(error: Exception) -> str:
+    """A YAML parse error in one line: what and where (its text spans several lines)."""
+    problem = getattr(error, "problem", None) or type(error).__name__
+    mark = getattr(error, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    return f"{problem}{where}"
+
+
+def _check_kubeconfig(paths: list[str]) -> None:
+    """Fail with one line when no kubeconfig exists, or one is not a kubeconfig at all (before
+    connecting: ``kubernetes_asyncio`` answers those with a traceback)."""
+    existing = [p for p in paths if os.path.isfile(p)]
+    if not existing:
         raise CliError(
-            f"no kubeconfig: {os.pathsep.join(candidates)} not found "
+            f"no kubeconfig: {os.pathsep.join(paths)} not found "
             "(pass --kubeconfig, set KUBECONFIG, or run in a pod)"
         )
+    import yaml
+
+    for path in existing:
+        try:
+            with open(path, encoding="utf-8") as f:
+                content = yaml.safe_load(f)
+        except OSError as exc:
+            raise CliError(f"cannot read kubeconfig {path}: {exc.strerror or exc}") from exc
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            raise CliError(f"kubeconfig {path} is not valid YAML: {_yaml_problem(exc)}") from exc
+        if content is None:
+            raise CliError(f"kubeconfig {path} is empty")
+        if not isinstance(content, dict):
+            raise CliError(
+                f"kubeconfig {path} is not a kubeconfig: a YAML mapping "
+                f"(clusters, users, contexts) was expected, not a {type(content).__name__}"
+            )
+
+
+async def _connect(args: argparse.Namespace) -> Any:
+    """``connect()``, with the kubeconfig checked first and its loading failures in one line."""
+    paths = _kubeconfig_paths(args)
+    if paths is not None:
+        _check_kubeconfig(paths)
+    try:
+        return await connect(args.kubeconfig, args.context)
+    except Exception as exc:
+        if describe(exc) is not None:
+            raise  # worded already (no usable kubeconfig, a missing file, ...)
+        where = os.pathsep.join(paths) if paths is not None else "the in-cluster configuration"
+        raise CliError(f"cannot use {where}: {type(exc).__name__}: {exc}") from exc
 
 
 async def _main(args: argparse.Namespace) -> int:
-    _check_kubeconfig(args)
-    api = await connect(args.kubeconfig, args.context)
+    api = await _connect(args)
     try:
         return await _watch(args, api)
     finally:
@@ -313,7 +404,7 @@ async def _live(informer: Informer, monitor: InformerMonitor, args: argparse.Nam
         return Group(
             header_panel(f"informer watch {monitor.name}", facts),
             freshness_table([row], title="freshness"),
-            _cache_table(informer),
+            _cache_table(informer, max(1, min(_TABLE_ROWS, console.height - _VIEW_LINES))),
         )
 
     refresh: Callable[[], Group] = render

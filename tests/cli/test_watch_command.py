@@ -116,6 +116,10 @@ async def test_failures_are_one_line_errors(api_server: ApiServer, tmp_path: Pat
         text.replace(api_server.url, f"http://127.0.0.1:{_closed_port()}")
     )
     (tmp_path / "tls").write_text(text.replace("http://", "https://"))
+    (tmp_path / "empty").write_text("")
+    (tmp_path / "malformed").write_text("apiVersion: v1\nclusters: [\n")
+    (tmp_path / "scalar").write_text("just words\n")
+    (tmp_path / "no context").write_text(text.replace('"current-context"', '"old-context"'))
     api_server.faults.add(Fault(verb="list", namespace="locked", status=403, times=None))
     cases = {
         "no kubeconfig": ("cm",),
@@ -123,6 +127,10 @@ async def test_failures_are_one_line_errors(api_server: ApiServer, tmp_path: Pat
         "forbidden": ("cm", "-n", "locked", "--kubeconfig", str(good)),
         "unreachable": ("cm", "--kubeconfig", str(tmp_path / "down")),
         "TLS failure": ("cm", "--kubeconfig", str(tmp_path / "tls")),
+        "empty kubeconfig": ("cm", "--kubeconfig", str(tmp_path / "empty")),
+        "malformed kubeconfig": ("cm", "--kubeconfig", str(tmp_path / "malformed")),
+        "scalar kubeconfig": ("cm", "--kubeconfig", str(tmp_path / "scalar")),
+        "no current context": ("cm", "--kubeconfig", str(tmp_path / "no context")),
         "RV not reached": (
             "cm",
             "--wait-for-rv",
@@ -144,6 +152,14 @@ async def test_failures_are_one_line_errors(api_server: ApiServer, tmp_path: Pat
     assert "forbidden at http://127.0.0.1:" in outcomes["forbidden"][1]
     assert "cannot reach the API server at http://127.0.0.1:" in outcomes["unreachable"][1]
     assert "TLS failure talking to the API server at https://" in outcomes["TLS failure"][1]
+    assert f"kubeconfig {tmp_path / 'empty'} is empty" in outcomes["empty kubeconfig"][1]
+    assert (
+        f"kubeconfig {tmp_path / 'malformed'} is not valid YAML: "
+        in outcomes["malformed kubeconfig"][1]
+    )
+    assert "line 3, column 1" in outcomes["malformed kubeconfig"][1]
+    assert "is not a kubeconfig: a YAML mapping" in outcomes["scalar kubeconfig"][1]
+    assert "current-context" in outcomes["no current context"][1]
     assert outcomes["RV not reached"][1] == (
         "informer watch: error: timed out: cache at resource version '1' has not reached "
         "'999' within 0.2s\n"
