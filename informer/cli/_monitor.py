@@ -18,6 +18,9 @@ from informer.informer import Handler, Informer
 
 __all__ = ["InformerMonitor", "LagTracker", "Row", "decimal_rv"]
 
+_RATE_WINDOW = 1.0  # seconds: events/s over at least this long (two samples close together
+# would otherwise show a rate of 0 or a spike)
+
 
 def decimal_rv(rv: str) -> int | None:
     """A KEP-5504 (decimal) RV as a number; None for "" or an opaque RV."""
@@ -70,7 +73,7 @@ class Row:
 
 
 class InformerMonitor:
-    """Samples one informer for the views (rates are per interval between two samples)."""
+    """Samples one informer for the views (events/s over the last second or more)."""
 
     def __init__(
         self,
@@ -89,7 +92,8 @@ class InformerMonitor:
         self.parse_rv = parse_rv
         self.lag = LagTracker(clock)
         self._clock = clock
-        self._last: tuple[float, int] | None = None
+        # (time, events applied) of recent samples: the rate is over at least _RATE_WINDOW
+        self._applied: deque[tuple[float, int]] = deque()
 
     def _progress(self) -> str:
         if self.informer.has_synced:
@@ -108,10 +112,12 @@ class InformerMonitor:
         stats = self.informer.statistics()
         now = self._clock()
         applied = stats.events_applied
-        rate = 0.0
-        if self._last is not None and now > self._last[0]:
-            rate = (applied - self._last[1]) / (now - self._last[0])
-        self._last = (now, applied)
+        history = self._applied
+        history.append((now, applied))
+        while len(history) > 1 and now - history[1][0] >= _RATE_WINDOW:
+            history.popleft()  # the oldest sample still at least _RATE_WINDOW old is the base
+        then, before = history[0]
+        rate = (applied - before) / (now - then) if now > then else 0.0
         revisions, seconds = self.lag.lag(self.parse_rv(stats.cache_resource_version))
         return Row(
             name=self.name,

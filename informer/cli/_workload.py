@@ -20,7 +20,7 @@ from informer.errors import StaleCacheError
 from informer.informer import Informer
 from informer.resource import CONFIGMAPS, LEASES, PODS
 from informer.resource_version import InvalidResourceVersion
-from informer.testing import ApiServer, Fault, StatusError
+from informer.testing import ApiServer, Fault, RecordedRequest, StatusError
 
 __all__ = ["NAMESPACES", "FaultSchedule", "Workload", "percentile"]
 
@@ -170,6 +170,15 @@ class Workload:
         task.add_done_callback(self._probes.discard)
 
 
+def _served_from_cache(request: RecordedRequest) -> bool:
+    """A list an API server may answer from its watch cache, where a lagging replica shows: one
+    with a resourceVersion (``0``: any, or NotOlderThan a version; a broken replica answers it
+    with an older list, which the reflector refuses). A consistent read (no resourceVersion) is
+    a quorum read of etcd, never behind on a healthy server: lagging one would be an etcd
+    restore, which is not what this fault stands for."""
+    return request.query.get("resourceVersion", "") != ""
+
+
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
 
@@ -189,20 +198,36 @@ class FaultSchedule:
         self.injected: dict[str, int] = {}
         self._rules: list[Fault] = []
 
-    def _pick(self) -> tuple[str, Fault]:
+    KINDS = (
+        "watch dropped",
+        "watch cut",
+        "watch stalled",
+        "429",
+        "lagging list",
+        "stale replay",
+    )
+
+    def fault(self, kind: str) -> Fault:
+        """A new rule of ``kind`` (one of ``KINDS``), its numbers drawn from the schedule's
+        random generator."""
         r = self.random
-        kinds: list[tuple[str, Fault]] = [
-            ("watch dropped", Fault(verb="watch", close_after_events=r.randint(1, 20))),
-            ("watch cut", Fault(verb="watch", after_events=r.randint(1, 20), cut_mid_line=True)),
-            (
-                "watch stalled",
-                Fault(verb="watch", after_events=r.randint(1, 5), stall=self.idle_timeout + 1),
-            ),
-            ("429", Fault(verb=r.choice(("list", "watch")), status=429, retry_after=1)),
-            ("lagging list", Fault(verb="list", list_lag=r.randint(5, 50))),
-            ("stale replay", Fault(verb="watch", after_events=r.randint(2, 10), replay_stale=True)),
-        ]
-        return r.choice(kinds)
+        if kind == "watch dropped":
+            return Fault(verb="watch", close_after_events=r.randint(1, 20))
+        if kind == "watch cut":
+            return Fault(verb="watch", after_events=r.randint(1, 20), cut_mid_line=True)
+        if kind == "watch stalled":
+            return Fault(verb="watch", after_events=r.randint(1, 5), stall=self.idle_timeout + 1)
+        if kind == "429":
+            return Fault(verb=r.choice(("list", "watch")), status=429, retry_after=1)
+        if kind == "lagging list":
+            return Fault(verb="list", list_lag=r.randint(5, 50), predicate=_served_from_cache)
+        if kind == "stale replay":
+            return Fault(verb="watch", after_events=r.randint(2, 10), replay_stale=True)
+        raise ValueError(f"unknown fault kind {kind!r}; one of {self.KINDS}")
+
+    def _pick(self) -> tuple[str, Fault]:
+        kind = self.random.choice(self.KINDS)
+        return kind, self.fault(kind)
 
     @property
     def fired(self) -> int:

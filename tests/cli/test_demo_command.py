@@ -18,9 +18,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from .conftest import REPO_ROOT, cli, cli_env
 
 SUMMARY = re.compile(
-    r"^  (?P<name>[^:]+): (?P<lists>\d+) lists \((?P<relists>\d+) relists\), "
-    r"(?P<watches>\d+) watches, (?P<expired>\d+) 410s, (?P<stale>\d+) stale events dropped, "
-    r"(?P<applied>\d+) events applied$"
+    r"^  (?P<name>[^:]+): (?P<lists>\d+) lists? \((?P<relists>\d+) relists?\), "
+    r"(?P<watches>\d+) watch(?:es)?, (?P<expired>\d+) 410s, "
+    r"(?P<stale_lists>\d+) stale lists? refused, (?P<stale>\d+) stale events? dropped, "
+    r"(?P<applied>\d+) events? applied, (?P<errors>\d+) errors?$"
 )
 FIRED = re.compile(r"\((?P<fired>\d+) fired\)")
 
@@ -84,6 +85,19 @@ def test_demo_ends_with_every_cache_equal_to_the_server(runs: Runs) -> None:
     assert lines[-1] == "every cache equals the server's state"
     # not a terminal: periodic plain lines, one per informer
     assert any(line.startswith("  configmaps (all namespaces): sync=") for line in lines)
+    # the summary says what its figures mean
+    assert [m["name"] for m in map(SUMMARY.match, lines) if m is not None] == [
+        c.split(":")[0].split(None, 1)[1] for c in checks
+    ]
+    assert any(
+        line.startswith("  errors: requests and watch streams that failed") for line in lines
+    )
+    freshness = lines.index("freshness, measured two ways:")
+    assert lines[freshness + 1].startswith("  write to cache: ")
+    assert lines[freshness + 2].startswith("  read-your-own-writes: ")
+    # a healthy server's faults (lagging lists among them) are no etcd restore
+    for text in (out, err):
+        assert "went_backwards" not in text and "restore" not in text, text
 
 
 def test_demo_exits_non_zero_when_a_cache_diverges(runs: Runs) -> None:
@@ -156,7 +170,9 @@ def test_metrics_are_scraped_after_a_run_with_faults(runs: Runs) -> None:
             ("reflector_relists_total", "relists"),
             ("reflector_watches_total", "watches"),
             ("reflector_watch_expired_total", "expired"),
+            ("reflector_stale_lists_total", "stale_lists"),
             ("reflector_stale_events_dropped_total", "stale"),
+            ("reflector_errors_total", "errors"),
             ("reflector_events_applied_total", "applied"),
         ):
             assert values[metric][labels] == int(printed[name][group]), (name, metric)

@@ -1,31 +1,53 @@
-"""The live views under a pseudo-terminal, rendered by a terminal emulator and read as a screen."""
+"""The live views under a pseudo-terminal, rendered by a terminal emulator and read as a screen.
+
+Each view is checked at 80x24 and at a wide size: what scrolled off the screen is kept (pyte's
+history), so a stale copy of a panel left behind by a redraw is seen wherever it is; every table
+column shown is whole (header and cells), and the columns that do not fit are named, not cut.
+"""
 
 from __future__ import annotations
 
+import re
 import sys
 
 import pexpect
 import pyte
+import pytest
 
 from .conftest import REPO_ROOT, Served, cli_env
 
-COLUMNS, ROWS = 150, 45
+SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((160, 40), id="160x40")]
+FRESHNESS_COLUMNS = (
+    "informer",
+    "sync",
+    "objects",
+    "events/s",
+    "cache RV",
+    "lag rev",
+    "lag s",
+    "relists",
+    "410s",
+    "stale dropped",
+    "errors",
+    "handler queue",
+)
 
 
 class Terminal:
-    """A child process on a pseudo-terminal and the screen a terminal would show of it."""
+    """A child process on a pseudo-terminal and everything a terminal would show of it."""
 
-    def __init__(self, *args: str, timeout: float = 60) -> None:
+    def __init__(self, *args: str, size: tuple[int, int], timeout: float = 60) -> None:
+        self.columns, self.rows = size
         self.child = pexpect.spawn(
             sys.executable,
             ["-m", "informer", *args],
             cwd=str(REPO_ROOT),
-            env={**cli_env(), "TERM": "xterm-256color", "COLUMNS": str(COLUMNS)},
-            dimensions=(ROWS, COLUMNS),
+            env={**cli_env(), "TERM": "xterm-256color"},
+            dimensions=(self.rows, self.columns),
             encoding="utf-8",
             timeout=timeout,
         )
-        self.screen = pyte.Screen(COLUMNS, ROWS)
+        self.screen = pyte.HistoryScreen(self.columns, self.rows, history=100_000)
         self._stream = pyte.Stream(self.screen)
 
     def wait_for(self, pattern: str) -> list[str]:
@@ -34,44 +56,110 @@ class Terminal:
         self._stream.feed(self.child.before + self.child.after)
         return [line.rstrip() for line in self.screen.display]
 
+    def everything(self) -> list[str]:
+        """The lines scrolled off the top, then the screen."""
+        scrolled = [
+            "".join(line[x].data for x in range(self.columns)).rstrip()
+            for line in self.screen.history.top
+        ]
+        return scrolled + [line.rstrip() for line in self.screen.display]
+
     def end(self) -> int:
-        """Wait for the exit; its status (None after a signal)."""
+        """Wait for the exit; its status (-1 after a signal)."""
         self.child.expect(pexpect.EOF)
+        self._stream.feed(self.child.before)
         self.child.close()
         status: int | None = self.child.exitstatus
         return -1 if status is None else status
 
 
-def test_demo_shows_its_panels_then_the_check() -> None:
-    terminal = Terminal("demo", "--duration", "3", "--objects", "50")
-    lines = terminal.wait_for("every cache equals")
+def table_columns(lines: list[str], title: str) -> tuple[list[str], list[list[str]]]:
+    """The header cells and the body rows (cells) of the table titled ``title``."""
+    start = max(i for i, line in enumerate(lines) if line.startswith(title))
+    header = [cell.strip() for cell in lines[start + 2].strip("┃").split("┃")]
+    body = []
+    for line in lines[start + 4 :]:
+        if not line.startswith("│"):
+            break
+        body.append([cell.strip() for cell in line.strip("│").split("│")])
+    return header, body
+
+
+def assert_whole_columns(header: list[str], body: list[list[str]], width: int) -> None:
+    assert header[0] == "informer", header
+    assert all(h in FRESHNESS_COLUMNS for h in header), header  # none cut
+    assert body and all(len(row) == len(header) for row in body), (header, body)
+    assert all("…" not in cell for row in body for cell in row), body
+    assert all(cell for row in body for cell in row), body  # no column squeezed to nothing
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_demo_view_fits_the_terminal_with_no_stale_copies(size: tuple[int, int]) -> None:
+    # info logs: records are printed while the view is live, above it
+    terminal = Terminal(
+        "demo",
+        "--duration",
+        "3",
+        "--objects",
+        "50",
+        "--rate",
+        "10",
+        "--log-level",
+        "info",
+        size=size,
+    )
+    terminal.wait_for("every cache equals")
     assert terminal.end() == 0
+    lines = terminal.everything()
+    assert all(len(line) <= terminal.columns for line in lines)
+    assert sum("╭─ informer demo" in line for line in lines) == 1, "\n".join(lines)
+    assert any(re.search(r"\b(reflector|controller)\.\w+", line) for line in lines)  # logs too
+    title = "informers (shared, one watch each)"
+    assert sum(line.startswith(title) for line in lines) == 1
     text = "\n".join(lines)
-    assert "informer demo" in text and "server RV" in text and "writes/s" in text
-    assert "freshness waits p50/p99" in text and "work queue" in text and "reconciles" in text
-    table = next(i for i, line in enumerate(lines) if "informers (shared, one watch each)" in line)
-    header = lines[table + 2]
-    for column in ("informer", "sync", "events/s", "cache RV", "lag rev", "lag s", "relists"):
-        assert column in header, header
-    for row in ("configmaps (all", "configmaps team-a", "leases nodes", "secrets (mirrors)"):
-        assert any(line.startswith(f"│ {row}") for line in lines), row
+    assert "server RV" in text and "writes/s" in text and "freshness waits p50/p99" in text
+    assert "work queue" in text and "reconciles" in text
+    header, body = table_columns(lines, title)
+    assert_whole_columns(header, body, terminal.columns)
+    assert [row[0] for row in body] == [
+        "configmaps (all namespaces)",
+        "configmaps team-a app=web",
+        "leases nodes",
+        "secrets (mirrors)",
+    ]
+    if terminal.columns >= 160:
+        assert header == list(FRESHNESS_COLUMNS)
+        assert "not shown at this width" not in text
+    else:
+        assert header[:5] == ["informer", "sync", "cache RV", "lag rev", "lag s"], header
+        hidden = [h for h in FRESHNESS_COLUMNS if h not in header]
+        note = next(i for i, line in enumerate(lines) if "not shown at this width" in line)
+        assert all(h in " ".join(lines[note : note + 2]) for h in hidden), lines[note : note + 2]
     assert any(line.startswith("OK       leases nodes: 8 objects") for line in lines)
 
 
-def test_watch_shows_freshness_and_the_cache_table(served: Served) -> None:
+@pytest.mark.parametrize("size", SIZES)
+def test_watch_shows_freshness_and_the_cache_table(served: Served, size: tuple[int, int]) -> None:
+    namespace = f"live-{size[0]}"
     for name in ("a", "b"):
-        served.create_configmap(name, "live")
-    args = ("watch", "cm", "-n", "live", "--kubeconfig", str(served.kubeconfig))
-    terminal = Terminal(*args)
+        served.create_configmap(name, namespace)
+    args = ("watch", "cm", "-n", namespace, "--kubeconfig", str(served.kubeconfig))
+    terminal = Terminal(*args, size=size)
     terminal.wait_for("cache: 2 objects")
-    lines = terminal.wait_for("│ b +│ live ")  # the table's last row drawn
+    lines = terminal.wait_for(f"│ b +│ {namespace} ")  # the table's last row drawn
+    # (before Ctrl-C: the terminal discards the output it has not shown yet when it sends the
+    # interrupt, a redraw cut short included)
+    everything = terminal.everything()
     terminal.child.sendintr()
     assert terminal.end() == 130
+    assert sum("╭─ informer watch" in line for line in everything) == 1, "\n".join(everything)
     text = "\n".join(lines)
-    assert "informer watch configmaps in live" in text
+    assert f"informer watch configmaps in {namespace}" in text
     assert "server RV" in text and "cache RV" in text
-    header = next(line for line in lines if "│ informer" in line or "┃ informer" in line)
-    assert "lag rev" in header and "handler queue" in header
-    assert any(line.startswith("│ configmaps in live") and "synced" in line for line in lines)
+    header, body = table_columns(lines, "freshness")
+    assert_whole_columns(header, body, terminal.columns)
+    assert body[0][:2] == [f"configmaps in {namespace}", "synced"]
+    if terminal.columns >= 160:
+        assert "lag rev" in header and "handler queue" in header
     assert "cache: 2 objects" in text
-    assert any(line.startswith("│ a ") and "│ live " in line for line in lines)
+    assert any(line.startswith("│ a ") and f"│ {namespace} " in line for line in lines)
