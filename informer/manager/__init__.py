@@ -2,7 +2,8 @@
 metrics, and stops gracefully on SIGTERM (see ``informer.manager._manager``)."""
 
 from informer.manager._endpoints import Check, CheckResult
-from informer.manager._manager import DEFAULT_PORT, Manager, ManagerState, pod_namespace
+from informer.manager._manager import DEFAULT_PORT, Manager, pod_namespace
+from informer.manager._state import ManagerState
 from informer.manager._watchdog import LoopWatchdog
 
 __all__ = [

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -45,12 +44,14 @@ from typing import Any, Self
 
 from informer._log import describe_error, get_logger
 from informer.client import Client
-from informer.controller import Controller, ControllerState, Mapper, Reconcile
-from informer.informer import Informer, InformerState, SharedInformerFactory
+from informer.controller import Controller, Mapper, Reconcile
+from informer.informer import Informer, SharedInformerFactory
 from informer.leader_election import LeaderElector
 from informer.manager._endpoints import Check, Endpoints
 from informer.manager._metrics import MetricsExport
+from informer.manager._probes import liveness, readiness
 from informer.manager._signals import stop_on_signals
+from informer.manager._state import ManagerState
 from informer.manager._watchdog import LoopWatchdog
 from informer.reflector import ReflectorOptions
 from informer.resource import Resource
@@ -61,16 +62,6 @@ _log = get_logger("informer.manager")
 
 DEFAULT_PORT = 8080  # controller-runtime's metrics port; here the probes share it
 _NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
-
-
-class ManagerState(enum.Enum):
-    """Where a ``Manager`` stands. A manager runs once (build a new one to run again)."""
-
-    NEW = "new"
-    STARTING = "starting"  # serving probes, informers syncing
-    RUNNING = "running"  # informers synced; controllers running (or campaigning for the Lease)
-    STOPPING = "stopping"  # the graceful stop (see the module docstring)
-    STOPPED = "stopped"
 
 
 def pod_namespace(default: str = "default") -> str:
@@ -461,43 +452,13 @@ class Manager:
 
     # -- probes -----------------------------------------------------------------------------
     def health_checks(self) -> list[Check]:
-        """Liveness: the loop keeps time, and every informer's task runs."""
-        checks = [Check("event-loop", self.watchdog.check)]
-        for inf in self.informers:
-            checks.append(Check(f"informer:{_describe(inf)}", _informer_alive(self, inf)))
-        return [*checks, *self._health_checks]
+        """Liveness: the loop keeps time, every informer's task runs, and yours."""
+        return [*liveness(self), *self._health_checks]
 
     def ready_checks(self) -> list[Check]:
-        """Readiness: not stopping, every informer synced, controllers started where leading."""
-        checks = [Check("shutdown", self._not_stopping)]
-        for inf in self.informers:
-            checks.append(Check(f"informer-synced:{_describe(inf)}", _informer_synced(inf)))
-        if self.elector is not None:
-            checks.append(Check("leader-election", self._election_status))
-        for c in self._controllers:
-            checks.append(Check(f"controller:{c.name}", self._controller_started(c)))
-        return [*checks, *self._ready_checks]
-
-    def _not_stopping(self) -> str | None:
-        if self._state in (ManagerState.STOPPING, ManagerState.STOPPED):
-            return "shutting down"
-        return None
-
-    def _election_status(self) -> str | None:
-        work = self._work
-        if work is not None and work.done():
-            return "the election has ended"
-        return None
-
-    def _controller_started(self, controller: Controller) -> Callable[[], str | None]:
-        def check() -> str | None:
-            if self.elector is not None and not self._leading:
-                return None  # a standby is ready: its caches are warm, it does not reconcile
-            if controller.state is not ControllerState.RUNNING:
-                return f"controller {controller.state.value}"
-            return None
-
-        return check
+        """Readiness: not stopping, every informer synced, controllers started where leading,
+        and yours."""
+        return [*readiness(self), *self._ready_checks]
 
 
 class _Runnable:
@@ -516,28 +477,3 @@ async def _cancel_and_wait(tasks: list[asyncio.Task[None]]) -> None:
         task.cancel()
     if tasks:
         await asyncio.wait(tasks)
-
-
-def _describe(inf: Informer) -> str:
-    r = inf.reflector
-    scope = r.resource.group_resource
-    if r.namespace:
-        scope += f"/{r.namespace}"
-    for selector in (r.label_selector, r.field_selector):
-        if selector:
-            scope += f"?{selector}"
-    return scope
-
-
-def _informer_alive(manager: Manager, inf: Informer) -> Callable[[], str | None]:
-    def check() -> str | None:
-        if manager.state in (ManagerState.STARTING, ManagerState.RUNNING):
-            if inf.state is not InformerState.RUNNING:
-                return f"informer {inf.state.value}"
-        return None
-
-    return check
-
-
-def _informer_synced(inf: Informer) -> Callable[[], str | None]:
-    return lambda: None if inf.has_synced else "not synced"
