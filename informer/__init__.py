@@ -6,7 +6,14 @@ Data flows one way: ``transport`` (raw LIST/WATCH) -> ``reflector`` (the list/wa
 """
 
 from informer.backoff import BackoffPolicy
-from informer.client import Client, PatchType, WriteRecord
+from informer.client import (
+    Client,
+    ClientStats,
+    PatchType,
+    RetryPolicy,
+    WriteRecord,
+    request_deadline,
+)
 from informer.connect import connect
 from informer.controller import Controller, ControllerStats, Request, Result
 from informer.discovery import DiscoveryError, UnknownResource, discover
@@ -100,6 +107,7 @@ __all__ = [
     "CacheNotComparable",
     "CacheWentBackwards",
     "Client",
+    "ClientStats",
     "ConfigurationError",
     "Conflict",
     "Controller",
@@ -138,6 +146,7 @@ __all__ = [
     "ResourceExpired",
     "ResourceVersionMismatch",
     "Result",
+    "RetryPolicy",
     "ShardField",
     "ShardRange",
     "ShardSelector",
@@ -171,5 +180,6 @@ __all__ = [
     "is_comparable",
     "owner_reference",
     "parse_selector",
+    "request_deadline",
     "set_controller_reference",
 ]

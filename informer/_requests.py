@@ -33,6 +33,7 @@ __all__ = [
     "RequestStats",
     "observe_latency",
     "observe_request",
+    "observe_retry",
     "request_info",
 ]
 
@@ -111,6 +112,7 @@ class RequestStats:
     def __init__(self) -> None:
         self._results: dict[tuple[str, str, str], int] = {}
         self._latencies: dict[tuple[str, str], Histogram] = {}
+        self._retries: dict[tuple[str, str, str], int] = {}
 
     def count(self, method: str, host: str, code: str) -> None:
         key = (code, method, host)
@@ -121,6 +123,15 @@ class RequestStats:
         if latency is None:
             latency = self._latencies[(method, host)] = Histogram(REQUEST_BUCKETS)
         latency.observe(seconds)
+
+    def observe_retry(self, method: str, host: str, code: str) -> None:
+        key = (code, method, host)
+        self._retries[key] = self._retries.get(key, 0) + 1
+
+    def retries(self) -> dict[tuple[str, str, str], int]:
+        """Requests sent again by ``(code, method, host)``, ``code`` the answer that made the
+        client retry (client-go's ``rest_client_request_retries_total``)."""
+        return dict(self._retries)
 
     def results(self) -> dict[tuple[str, str, str], int]:
         """Requests by ``(code, method, host)``, since the process started."""
@@ -195,3 +206,8 @@ def observe_request(
 def observe_latency(method: str, base_url: str, seconds: float) -> None:
     """The latency of a request counted by ``observe_request(..., latency=False)``."""
     REQUESTS.observe(method, _host_of(base_url), seconds)
+
+
+def observe_retry(method: str, base_url: str, status: int) -> None:
+    """Count one request sent again after the answer ``status`` (a 429, a 5xx)."""
+    REQUESTS.observe_retry(method, _host_of(base_url), str(status))

@@ -9,14 +9,24 @@ failures are the typed errors of ``informer.errors`` (``Conflict``, ``NotFound``
 Every successful write (not a dry run) is announced to the callbacks registered with
 ``observe_writes`` as a ``WriteRecord``: that is how a controller learns the resource version of
 its own writes and waits until its cache has seen them before it reconciles again.
+
+A request the server throttled is sent again by itself, as client-go's REST client does
+(``RetryPolicy``): a 429 for every verb (the server refused it before running it), a 5xx that
+carries ``Retry-After`` for requests that are safe to repeat, each after the server's Retry-After,
+a bounded number of times, never past the caller's deadline (``request_deadline``); counted in
+``Client.statistics()`` and ``rest_client_request_retries_total``.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import contextvars
 import dataclasses
 import enum
+import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
@@ -24,14 +34,16 @@ from urllib.parse import urlencode
 import aiohttp
 import msgspec
 
+from informer import _checks
 from informer._log import get_logger
-from informer._requests import observe_request, request_info
+from informer._requests import observe_request, observe_retry, request_info
+from informer.backoff import WaitClock
 from informer.errors import ApiError, MalformedResponse, TransportError, status_error
 from informer.objects import KubeObject
 from informer.ownership import has_finalizer
 from informer.resource import Resource
 
-__all__ = ["Client", "PatchType", "WriteRecord"]
+__all__ = ["Client", "ClientStats", "PatchType", "RetryPolicy", "WriteRecord", "request_deadline"]
 
 log = get_logger("informer.client")
 
@@ -72,6 +84,78 @@ class WriteRecord:
 WriteObserver = Callable[[WriteRecord], None]
 
 
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """When the writes ``Client`` sends a request again by itself (client-go's REST client rules).
+
+    Retried, at most ``max_retries`` times a request (client-go: 10), each after the server's
+    Retry-After capped at ``max_retry_after`` (``default_retry_after`` for a 429 without one):
+
+    - a 429, for every verb: the server (API Priority and Fairness, max-in-flight) refused the
+      request before running it, so sending it again cannot apply it twice;
+    - a 5xx that carries Retry-After (an API server shutting down, an etcd timeout), for requests
+      that are safe to repeat even if the first one ran: reads, PUT and DELETE, and the patches
+      whose result does not depend on how often they apply (merge, strategic merge, apply). Not
+      a create (a ``generateName`` one would create twice) nor a JSON patch (an ``add`` to a list
+      adds twice): client-go retries those too; here the caller sees the error instead.
+
+    A retry whose wait would end past the caller's ``request_deadline`` is not made: the error
+    is raised at once. ``max_retries=0`` turns retries off.
+    """
+
+    max_retries: int = 10
+    max_retry_after: float = 60.0
+    default_retry_after: float = 1.0
+
+    def __post_init__(self) -> None:
+        o = "RetryPolicy"
+        _checks.integer(o, "max_retries", self.max_retries, minimum=0)
+        _checks.non_negative(o, "max_retry_after", self.max_retry_after, infinite=True)
+        _checks.non_negative(o, "default_retry_after", self.default_retry_after)
+
+
+@dataclass(frozen=True, slots=True)
+class ClientStats:
+    """What a ``Client`` did about throttling: ``retries`` requests sent again (after a 429 or a
+    5xx with Retry-After), ``throttled`` 429 answers received, ``retry_wait_seconds`` waited in
+    all before retries, ``retries_exhausted`` retryable errors raised to the caller (out of
+    retries, or the wait would have passed its deadline); ``observer_errors`` write observers
+    that raised."""
+
+    retries: int
+    throttled: int
+    retry_wait_seconds: float
+    retries_exhausted: int
+    observer_errors: int
+
+
+_deadline: contextvars.ContextVar[float] = contextvars.ContextVar(
+    "informer_request_deadline", default=math.inf
+)
+
+
+@contextlib.contextmanager
+def request_deadline(seconds: float) -> Iterator[None]:
+    """Requests of the writes ``Client`` made in this block (this task and the tasks it starts)
+    are not retried past ``seconds`` from now: a throttled request whose Retry-After would end
+    later raises at once, for the caller to decide (a leader renewing its Lease before its renew
+    deadline). Nested blocks keep the earliest deadline. It bounds retries, not one request in
+    flight: cancel (``asyncio.timeout``) to cut that."""
+    deadline = min(_deadline.get(), asyncio.get_running_loop().time() + seconds)
+    token = _deadline.set(deadline)
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+_IDEMPOTENT = frozenset(("GET", "HEAD", "PUT", "DELETE"))
+
+
+def _loop_time() -> float:
+    return asyncio.get_running_loop().time()
+
+
 def _query(**params: str | int | bool | None) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for key, value in params.items():
@@ -101,7 +185,9 @@ class Client:
     """Writes (and reads by name) for any resource, over an ``ApiClient``'s session and auth.
 
     ``field_manager`` names this client in ``managedFields`` (required by server-side apply);
-    ``request_timeout`` bounds each request.
+    ``request_timeout`` bounds each request (each try). ``retry``: when a throttled request is
+    sent again (see ``RetryPolicy``); ``clock`` is what its waits run on (the event loop's by
+    default; a test passes a virtual one).
     """
 
     def __init__(
@@ -110,12 +196,29 @@ class Client:
         *,
         field_manager: str = "informer",
         request_timeout: float = 30.0,
+        retry: RetryPolicy | None = None,
+        clock: WaitClock | None = None,
     ) -> None:
         self.api_client = api_client
         self.field_manager = field_manager
         self.request_timeout = request_timeout
+        self.retry = retry if retry is not None else RetryPolicy()
+        self._sleep = clock.sleep if clock is not None else asyncio.sleep
         self._observers: list[WriteObserver] = []
         self.observer_errors = 0
+        self._retries = 0
+        self._throttled = 0
+        self._retry_wait = 0.0
+        self._retries_exhausted = 0
+
+    def statistics(self) -> ClientStats:
+        return ClientStats(
+            retries=self._retries,
+            throttled=self._throttled,
+            retry_wait_seconds=self._retry_wait,
+            retries_exhausted=self._retries_exhausted,
+            observer_errors=self.observer_errors,
+        )
 
     # -- observers ----------------------------------------------------------------------------
 
@@ -171,6 +274,57 @@ class Client:
     # -- HTTP ---------------------------------------------------------------------------------
 
     async def _request(
+        self,
+        method: str,
+        path: str,
+        query: list[tuple[str, str]],
+        body: bytes | None = None,
+        content_type: str = "application/json",
+    ) -> KubeObject:
+        """One API call: sent, and sent again while the server throttles it (``RetryPolicy``)."""
+        tries = 0
+        while True:
+            try:
+                return await self._send(method, path, query, body, content_type)
+            except ApiError as exc:
+                if exc.code == 429:
+                    self._throttled += 1
+                wait = self._retry_wait_for(exc, method, content_type)
+                if wait is None:
+                    raise
+                if tries >= self.retry.max_retries or wait > _deadline.get() - _loop_time():
+                    self._retries_exhausted += 1
+                    raise
+                tries += 1
+                self._retries += 1
+                self._retry_wait += wait
+                observe_retry(method, self.api_client.configuration.host, exc.code)
+                log.debug(
+                    "client.retry",
+                    **request_info(method, path, query).log_fields(),
+                    code=exc.code,
+                    retry=tries,
+                    wait=round(wait, 3),
+                )
+                await self._sleep(wait)
+
+    def _retry_wait_for(self, exc: ApiError, method: str, content_type: str) -> float | None:
+        """How long to wait before sending this request again, or None: not to be retried."""
+        policy = self.retry
+        if exc.code == 429:
+            wait = policy.default_retry_after if exc.retry_after is None else exc.retry_after
+        elif 500 <= exc.code <= 599 and exc.retry_after is not None:
+            repeatable = method in _IDEMPOTENT or (
+                method == "PATCH" and content_type != PatchType.JSON.value
+            )
+            if not repeatable:
+                return None
+            wait = exc.retry_after
+        else:
+            return None
+        return min(wait, policy.max_retry_after)
+
+    async def _send(
         self,
         method: str,
         path: str,

@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from informer._log import get_logger
-from informer.client import Client
+from informer.client import Client, request_deadline
 from informer.errors import AlreadyExists, ApiError, Conflict, NotFound, TransportError
 from informer.objects import KubeObject
 from informer.resource import LEASES
@@ -353,7 +353,7 @@ class LeaderElector:
         attempt (an answer that is not an object, a Lease whose fields have odd types) is a
         failed attempt too, retried like a 500 (client-go's ``tryAcquireOrRenew``): only a
         cancellation of the campaign itself propagates."""
-        attempt = asyncio.ensure_future(self._try_acquire_or_renew())
+        attempt = asyncio.ensure_future(self._try_until(deadline))
         expired = False
 
         def cut() -> None:
@@ -380,6 +380,13 @@ class LeaderElector:
         self.attempt_errors += 1
         self._log.warning("leader_election.attempt_failed", error=error)
         return _Attempt.FAILED
+
+    async def _try_until(self, deadline: float) -> _Attempt:
+        """One attempt whose requests the client does not retry past ``deadline``: a throttled
+        renewal is sent again after its Retry-After only if that still ends in time; otherwise it
+        fails at once and the renew loop decides (it retries every ``retry_period``)."""
+        with request_deadline(deadline - self.clock.now()):
+            return await self._try_acquire_or_renew()
 
     # -- one attempt (client-go's tryAcquireOrRenew) -----------------------------------------
 

@@ -27,7 +27,8 @@ over ``..._bucket`` work for any number of observations, and replicas add up):
 - requests, every one the library sends (lists, watches, discovery, the writes ``Client``):
   ``rest_client_requests_total{code,method,host}`` and
   ``rest_client_request_duration_seconds{verb,host}`` (client-go's buckets; a watch counts until
-  it is open).
+  it is open), ``rest_client_request_retries_total{code,verb,host}`` (the writes ``Client``'s
+  requests sent again after a 429 or a 5xx with Retry-After).
 - leader election: ``leader_election_master_status{name}`` (1 while leading the Lease ``name``).
 - informers (labels ``resource`` = ``plural.group``, ``namespace`` (""= all), ``selector`` (the
   label selector), ``field_selector`` and ``informer`` (its name: see ``Informer``)):
@@ -405,7 +406,14 @@ def _request_metrics() -> Iterator[Metric]:
     )
     for (verb, host), h in sorted(REQUESTS.latencies().items()):
         _add(latency, [verb, host], h)
-    yield from (results, latency)
+    retries = CounterMetricFamily(
+        "rest_client_request_retries",
+        "Number of request retries, partitioned by status code, verb, and host.",
+        labels=["code", "verb", "host"],
+    )
+    for (code, method, host), count in sorted(REQUESTS.retries().items()):
+        retries.add_metric([code, method, host], float(count))
+    yield from (results, latency, retries)
 
 
 def register_metrics(

@@ -50,7 +50,14 @@ async def test_mirror_under_faults_with_a_leader_change(api_server: ApiServer) -
         Fault(verb="watch", resource="configmaps", nth=4, after_events=1, stall=0.3),
         Fault(verb="watch", resource="configmaps", nth=6, status=429, retry_after=0),
         Fault(verb="list", resource="configmaps", nth=3, list_lag=3),
-        Fault(verb="create", resource="configmaps", namespace="mirror", status=429, times=2),
+        Fault(
+            verb="create",
+            resource="configmaps",
+            namespace="mirror",
+            status=429,
+            retry_after=0,
+            times=2,
+        ),
     ):
         server.faults.add(fault)
     start = str(server.revision)

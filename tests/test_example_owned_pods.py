@@ -55,7 +55,7 @@ async def test_owned_pods_under_faults(api_server: ApiServer) -> None:
         Fault(verb="watch", resource="pods", nth=4, after_events=1, stall=0.3),
         Fault(verb="watch", resource="podsets", nth=2, status=429, retry_after=0),
         Fault(verb="list", resource="pods", nth=3, list_lag=3),
-        Fault(verb="create", resource="pods", status=429, nth=2, times=2),
+        Fault(verb="create", resource="pods", status=429, retry_after=0, nth=2, times=2),
     ):
         server.faults.add(fault)
     start = str(server.revision)

@@ -22,6 +22,7 @@ from informer import (
     NotFound,
     PatchType,
     Resource,
+    RetryPolicy,
     TooManyRequests,
     WriteRecord,
 )
@@ -108,8 +109,9 @@ async def test_typed_errors(api_server: ApiServer, client: Client) -> None:
     with pytest.raises(Invalid):
         await client.create(CONFIGMAPS, {"metadata": {"namespace": "default"}})
     api_server.faults.add(Fault(verb="get", status=429, retry_after=3))
+    no_retries = Client(client.api_client, retry=RetryPolicy(max_retries=0))
     with pytest.raises(TooManyRequests) as limited:
-        await client.get(CONFIGMAPS, "a", "default")
+        await no_retries.get(CONFIGMAPS, "a", "default")
     assert limited.value.retry_after == 3
     api_server.faults.add(Fault(verb="get", status=403, reason="Forbidden"))
     with pytest.raises(Forbidden) as forbidden:
