@@ -428,16 +428,22 @@ class SharedInformerFactory:
         field_selector: str | None = None,
         transform: Callable[[dict[str, Any]], Mapping[str, Any]] | None = None,
         name: str | None = None,
+        shards: ShardSet | Iterable[ShardRange] | None = None,
+        shard_field: ShardField = ShardField.UID,
     ) -> Informer:
         """The shared informer for this resource and scope (created on first use).
 
         ``None`` and ``""`` are one scope (all namespaces, no selector); the transform is part of
         the key by identity. ``name`` (see ``Informer``) is given to an informer this call
-        creates."""
+        creates. ``shards`` asks for a sharded informer (see ``Informer``): one per scope and
+        ``shard_field``, shared whatever ranges it holds now (its ranges are changed with
+        ``set_shards``, e.g. by a ring; ``shards`` only sets those of the one this call
+        creates)."""
         namespace = namespace or None
         label_selector = label_selector or None
         field_selector = field_selector or None
-        key = (resource, namespace, label_selector, field_selector, transform)
+        sharded = shard_field if shards is not None else None
+        key = (resource, namespace, label_selector, field_selector, transform, sharded)
         inf = self._informers.get(key)
         if inf is None:
             options = replace(self.options, transform=transform or self.options.transform)
@@ -449,6 +455,8 @@ class SharedInformerFactory:
                 field_selector=field_selector,
                 options=options,
                 name=name,
+                shards=shards,
+                shard_field=shard_field,
             )
             self._informers[key] = inf
             if self._state is InformerState.RUNNING:

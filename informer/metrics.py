@@ -33,7 +33,11 @@ over ``..._bucket`` work for any number of observations, and replicas add up):
 - informers (labels ``resource`` = ``plural.group``, ``namespace`` (""= all), ``selector`` (the
   label selector), ``field_selector`` and ``informer`` (its name: see ``Informer``)):
   ``reflector_lists_total``, ``reflector_watches_total``, ``reflector_last_resource_version``, ...,
-  ``informer_cache_objects``, ``informer_synced``; handler metrics add ``handler``, with
+  ``informer_cache_objects``, ``informer_synced``; a sharded informer (KEP-5866) also
+  ``informer_shard_share`` (its share of the hash space), ``informer_shard_ranges``,
+  ``informer_shard_lanes`` (its reflectors), ``reflector_shard_filtered_total`` (objects the
+  server sent outside its ranges, dropped by the hash) and
+  ``reflector_shard_unfiltered_lists_total``; handler metrics add ``handler``, with
   ``informer_handler_delivery_latency_seconds`` (a sample of deliveries: the first of the changes
   queued at once and every 64th). Two informers never share a series: when two would have the
   same labels (same selection, unnamed, transforms of the same name), the later one's
@@ -262,6 +266,31 @@ class InformerCollector(Collector):
             "informer_synced", "1 once the first list is in the cache.", labels=_INFORMER_LABELS
         )
         objects = g("informer_cache_objects", "Objects in the cache.", labels=_INFORMER_LABELS)
+        share = g(
+            "informer_shard_share",
+            "Share of the shard hash space a sharded informer holds (0 to 1).",
+            labels=_INFORMER_LABELS,
+        )
+        ranges = g(
+            "informer_shard_ranges",
+            "Hash ranges a sharded informer holds.",
+            labels=_INFORMER_LABELS,
+        )
+        lanes = g(
+            "informer_shard_lanes",
+            "Reflectors of a sharded informer (one per set of ranges taken at once).",
+            labels=_INFORMER_LABELS,
+        )
+        filtered = CounterMetricFamily(
+            "reflector_shard_filtered",
+            "Objects outside the shard ranges the server sent all the same, dropped by the hash.",
+            labels=_INFORMER_LABELS,
+        )
+        unfiltered = CounterMetricFamily(
+            "reflector_shard_unfiltered_lists",
+            "List pages or streaming lists the server did not filter by the shard selector.",
+            labels=_INFORMER_LABELS,
+        )
         depth = g("informer_handler_queue_depth", "Changes waiting for a handler.", labels=hl)
         delivered = CounterMetricFamily(
             "informer_handler_deliveries", "Changes delivered to a handler.", labels=hl
@@ -304,6 +333,13 @@ class InformerCollector(Collector):
                 since.add_metric(labels, fresh)
             synced.add_metric(labels, 1.0 if stats.synced else 0.0)
             objects.add_metric(labels, float(len(inf.store)))
+            shard = inf.shard_statistics()
+            if shard is not None:
+                share.add_metric(labels, shard.share)
+                ranges.add_metric(labels, float(len(shard.shards)))
+                lanes.add_metric(labels, float(shard.lanes))
+                filtered.add_metric(labels, float(stats.shard_filtered))
+                unfiltered.add_metric(labels, float(stats.shard_unfiltered_lists))
             for handler in inf.handlers:
                 h = handler.statistics()
                 hlabels = [*labels, handler.name]
@@ -314,6 +350,7 @@ class InformerCollector(Collector):
                 _add(latency, hlabels, h.latency.histogram)
         yield from counters.values()
         yield from (last_rv, since, synced, objects, depth, delivered, coalesced, errors, latency)
+        yield from (share, ranges, lanes, filtered, unfiltered)
 
     def _queue_metrics(self, queues: list[Any]) -> Iterator[Metric]:
         if not queues:

@@ -260,3 +260,36 @@ async def test_list_progress_says_the_count_is_of_the_unfiltered_collection() ->
     assert any(total is not None and total > listed for _, total, _ in seen)
     assert ListProgress(listed=4, remaining=30, sharded=True).describe() == "4/<=34"
     assert ListProgress(listed=4, remaining=30).describe() == "4/34"
+
+
+async def test_a_factory_shares_one_sharded_informer_per_scope_and_field() -> None:
+    from informer.informer import SharedInformerFactory
+    from tests.conftest import NoApi
+
+    factory = SharedInformerFactory(NoApi())
+    sharded = factory.informer(CONFIGMAPS, shards=ShardSet())
+    assert sharded.shards == ShardSet()
+    assert factory.informer(CONFIGMAPS, shards=LOW) is sharded  # shared, whatever it holds
+    plain = factory.informer(CONFIGMAPS)
+    assert plain is not sharded and plain.shards is None
+    by_namespace = factory.informer(CONFIGMAPS, shards=LOW, shard_field=ShardField.NAMESPACE)
+    assert by_namespace not in (sharded, plain) and by_namespace.shards == LOW
+
+
+async def test_metrics_show_what_a_sharded_informer_holds() -> None:
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from informer.metrics import register_metrics
+
+    async with ApiServer(too_large_wait=0.01, shard_selectors="off") as server:
+        objs = seed(server, 20)
+        async with running_informer(server, shards=LOW) as inf:
+            registry = CollectorRegistry()
+            register_metrics(inf, registry=registry)
+            text = generate_latest(registry).decode()
+    lines = {line.split("{")[0]: line for line in text.splitlines() if not line.startswith("#")}
+    assert lines["informer_shard_share"].endswith(" 0.5")
+    assert lines["informer_shard_ranges"].endswith(" 1.0")
+    assert lines["informer_shard_lanes"].endswith(" 1.0")
+    dropped = len(objs) - len(keys_in(objs, LOW))
+    assert lines["reflector_shard_filtered_total"].endswith(f" {float(dropped)}")
