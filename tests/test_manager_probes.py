@@ -291,11 +291,14 @@ async def test_a_failed_controller_stops_the_manager_and_run_raises(api_server: 
 async def test_past_the_shutdown_timeout_the_rest_is_cut_and_the_lease_left_to_expire(
     api_server: ApiServer,
 ) -> None:
-    entered = asyncio.Event()
+    entered, release, returned = asyncio.Event(), asyncio.Event(), asyncio.Event()
 
     async def stuck(request: Request) -> None:
         entered.set()
-        await asyncio.Event().wait()
+        try:
+            await release.wait()  # past the manager's shutdown_timeout, within the controller's
+        finally:
+            returned.set()
 
     api_server.create(CONFIGMAPS, cm("a"))
     manager = new_manager(api_server, leader_election="stuck", shutdown_timeout=0.2)
@@ -309,6 +312,8 @@ async def test_past_the_shutdown_timeout_the_rest_is_cut_and_the_lease_left_to_e
     assert all(inf.state is InformerState.STOPPED for inf in manager.informers)
     lease = api_server.get(LEASES, "stuck", "default")
     assert lease is not None and lease["spec"]["holderIdentity"]  # a reconcile may still write
+    release.set()  # the process would exit here; the test lets the reconcile end
+    await returned.wait()
 
 
 @pytest.mark.asyncio

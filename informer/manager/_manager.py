@@ -21,7 +21,7 @@ over ``api``; ``informer(...)`` and ``controller(...)`` (or ``add``) give it the
 ``run()`` returns once stopped (so ``asyncio.run(main())`` exits 0); if a controller or the
 election failed, the manager stops the same way and ``run()`` raises that error.
 
-Probes (see ``_endpoints``): ``/healthz`` fails when the event loop lags more than
+Probes (see ``_probes`` and ``_endpoints``): ``/healthz`` fails when the event loop lags more than
 ``max_loop_lag`` or an informer's task has ended while the manager runs (a loop blocked for
 longer is logged, with where it is blocked, by the watchdog's thread); ``/readyz`` passes once
 every informer has synced and, where this replica leads (or without election), every controller
