@@ -303,11 +303,14 @@ async def test_past_the_shutdown_timeout_the_rest_is_cut_and_the_lease_left_to_e
     api_server.create(CONFIGMAPS, cm("a"))
     manager = new_manager(api_server, leader_election="stuck", shutdown_timeout=0.2)
     manager.controller(stuck, for_=manager.informer(CONFIGMAPS), shutdown_timeout=60)
-    running = asyncio.create_task(manager.run(handle_signals=False))
-    await entered.wait()
-    manager.request_stop()
-    with pytest.raises(TimeoutError):
-        await running
+    with capture_logs() as logs:
+        running = asyncio.create_task(manager.run(handle_signals=False))
+        await entered.wait()
+        manager.request_stop()
+        with pytest.raises(TimeoutError):
+            await running
+    warned = [e for e in logs if e["event"] == "manager.controller_shutdown_timeout_too_long"]
+    assert [e["controller"] for e in warned] == ["configmap"]  # said at start
     assert manager.state is ManagerState.STOPPED
     assert all(inf.state is InformerState.STOPPED for inf in manager.informers)
     lease = api_server.get(LEASES, "stuck", "default")

@@ -16,7 +16,8 @@ over ``api``; ``informer(...)`` and ``controller(...)`` (or ``add``) give it the
    next retry, not after the Lease expires), the informers stop, the server stops, the API client
    is closed. The whole stop is bounded by ``shutdown_timeout`` (25 s: within Kubernetes'
    default ``terminationGracePeriodSeconds``, 30 s, after which the kubelet kills); what is left
-   then is cut. A second signal exits the process at once (status 1).
+   then is cut (keep each controller's ``shutdown_timeout`` below it: a warning says when not).
+   A second signal exits the process at once (status 1).
 
 ``run()`` returns once stopped (so ``asyncio.run(main())`` exits 0); if a controller or the
 election failed, the manager stops the same way and ``run()`` raises that error.
@@ -272,6 +273,14 @@ class Manager:
         if self._state is not ManagerState.NEW:
             raise RuntimeError(f"a manager runs once (this one is {self._state.value})")
         self._state = ManagerState.STARTING
+        for c in self._controllers:
+            if c.shutdown_timeout >= self.shutdown_timeout:  # its reconciles outlast the stop
+                self._log.warning(
+                    "manager.controller_shutdown_timeout_too_long",
+                    controller=c.name,
+                    controller_timeout=c.shutdown_timeout,
+                    shutdown_timeout=self.shutdown_timeout,
+                )
         self.watchdog.start()
         if self.port is not None:
             # registered only where served: two managers of one process (replicas in a test)
