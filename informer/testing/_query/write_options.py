@@ -34,6 +34,8 @@ class WriteOptions:
     """The manager recorded in ``managedFields``; None: writes through the Python API record
     no manager (as objects written straight to etcd)."""
     field_validation: FieldValidation = "Ignore"
+    field_validation_given: bool = False
+    """Whether the request named ``fieldValidation`` (custom resources prune silently without)."""
     force: bool = False
     apply: bool = False
     validate: bool = False
@@ -112,6 +114,7 @@ def parse_write_options(
         dry_run=bool(dry_run),
         field_manager=field_manager or default_manager(user_agent),
         field_validation=validation,
+        field_validation_given=field_validation is not None,
         force=forced,
         apply=apply,
         validate=True,

@@ -35,6 +35,7 @@ from informer.testing._lifecycle.finalizers import CRD_CLEANUP
 from informer.testing._patches.json_patches import merge_patch
 from informer.testing._patches.managed_fields import track_update
 from informer.testing._query.write_options import WriteOptions
+from informer.testing._schemas.custom_resources import CustomResourceSchema
 from informer.testing._schemas.validation import check_type, validate_object
 from informer.testing._storage.history import History
 from informer.testing._storage.store import Change, Kind, StoredObject
@@ -86,6 +87,12 @@ class Strategy:
         self.kind = kind
         self.resource = kind.resource
         self.spec = spec
+        self.schema = (
+            CustomResourceSchema(kind.resource, spec.schema)
+            if spec.custom and spec.schema is not None and _structural(spec.schema)
+            else None
+        )
+        """The structural schema of a custom resource version (pruning, defaults, validation)."""
 
     def build(
         self,
@@ -210,6 +217,12 @@ class Strategy:
         }
 
 
+def _structural(schema: Json) -> bool:
+    """Whether a CRD schema says anything to apply (a bare ``x-kubernetes-preserve-unknown-
+    fields`` object does not)."""
+    return bool(set(schema) - {"type", "x-kubernetes-preserve-unknown-fields", "description"})
+
+
 def _qos_class(spec: Any) -> str:
     """The pod QoS class of a pod spec (BestEffort, Burstable or Guaranteed)."""
     containers = (spec or {}).get("containers") or [] if isinstance(spec, dict) else []
@@ -261,6 +274,8 @@ class Registry:
         resource = spec.resource
         key = (resource.group, resource.version, resource.plural)
         if key in self.kinds:
+            if spec.custom and resource in self.strategies:  # a CRD update: its new schema
+                self.strategies[resource] = Strategy(self.kinds[key], spec)
             return
         self.store.register(resource, strip_items=not spec.custom)
         kind = self.store.kinds[resource]
@@ -397,11 +412,15 @@ class Registry:
         if options.validate:
             check_type(resource, obj)
             obj = validate_object(resource, {**obj, "metadata": {**meta, "name": name}}, options)
+        if strategy.schema is not None:
+            obj = strategy.schema.decode(obj, options if options.validate else None)
         self._admit_namespace(resource, namespace, name, setup)
         key = self.key(resource, namespace, name)
         if key in self.store.objects[resource]:
             raise st.already_exists(resource, name)
         data = strategy.build(obj, name, namespace, None, keep_status=setup)
+        if strategy.schema is not None and options.validate:
+            strategy.schema.check(data, None, options)
         if resource == CRDS:
             self._prepare_crd(data, None)
         self._stamp_managers(resource, data, None, obj, options)
@@ -461,11 +480,15 @@ class Registry:
         if options.validate:
             check_type(resource, obj)
             obj = validate_object(resource, obj, options)
+        if strategy.schema is not None:
+            obj = strategy.schema.decode(obj, options if options.validate else None)
         if wanted:
             self._check_rv_precondition(resource, name, wanted, current)
         data = strategy.build(
             obj, name, namespace, current, subresource=subresource, keep_status=setup
         )
+        if strategy.schema is not None and options.validate:
+            strategy.schema.check(data, current.data, options)
         if resource == CRDS:
             self._prepare_crd(data, current)
         data["metadata"]["resourceVersion"] = current.data["metadata"]["resourceVersion"]

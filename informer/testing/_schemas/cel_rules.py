@@ -1,0 +1,220 @@
+"""``x-kubernetes-validations`` CEL rules of custom resources, evaluated with ``cel-python``.
+
+Each rule is evaluated where it is declared, with ``self`` bound to each value at that node
+(array items and map values included) and, for transition rules (those naming ``oldSelf``),
+``oldSelf`` bound to the value at the same place in the stored object: transition rules are not
+evaluated on create nor where the old value is absent, as the apiserver does. A rule that
+evaluates to false is the apiserver's error: ``<path>: Invalid value: "<schema type>": <message,
+messageExpression or "failed rule: <rule>">`` (``reason`` may make it Forbidden, Required or
+Duplicate; ``fieldPath`` moves it).
+
+``cel-python`` evaluates the CEL language and its standard functions; of the Kubernetes
+extension libraries it gets the common string and list functions here. A rule using anything
+else (``quantity``, ``url``, ``ip``, ``format``...), or when ``cel-python`` is not installed (the
+``cel`` extra), is not evaluated: the write is answered with a ``Warning`` naming the rule, never
+silently accepted as checked.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable
+from functools import cache
+from typing import Any, Final
+
+from informer.testing._schemas.openapi_validation import FieldError, path_string
+
+__all__ = ["CelOutcome", "evaluate_rules"]
+
+Json = dict[str, Any]
+_OLD_SELF: Final = re.compile(r"\boldSelf\b")
+_MISSING: Final = object()
+
+try:  # the optional ``cel`` extra
+    import celpy
+    from celpy import celtypes
+    from celpy.adapter import json_to_cel
+except ImportError:  # pragma: no cover - exercised only without the extra
+    celpy = None  # type: ignore[assignment]
+    celtypes = None  # type: ignore[assignment]
+    json_to_cel = None  # type: ignore[assignment]
+
+
+class CelOutcome:
+    """The errors and warnings of one object's rules."""
+
+    def __init__(self) -> None:
+        self.errors: list[FieldError] = []
+        self.warnings: list[str] = []
+
+
+def _functions() -> dict[str, Callable[..., Any]]:
+    """The Kubernetes CEL extension functions (strings, lists) cel-python lacks."""
+    assert celtypes is not None
+    s, lst, i = celtypes.StringType, celtypes.ListType, celtypes.IntType
+
+    def split(text: Any, sep: Any, limit: Any = None) -> Any:
+        parts = (
+            str(text).split(str(sep))
+            if limit is None or int(limit) < 0
+            else str(text).split(str(sep), max(int(limit) - 1, 0))
+        )
+        return lst([s(p) for p in parts])
+
+    def join(items: Any, sep: Any = "") -> Any:
+        return s(str(sep).join(str(x) for x in items))
+
+    def index_of(text: Any, sub: Any, start: Any = 0) -> Any:
+        return i(str(text).find(str(sub), int(start)))
+
+    def last_index_of(text: Any, sub: Any) -> Any:
+        return i(str(text).rfind(str(sub)))
+
+    def is_sorted(items: Any) -> Any:
+        values = list(items)
+        return celtypes.BoolType(all(a <= b for a, b in itertools.pairwise(values)))
+
+    return {
+        "lowerAscii": lambda t: s(str(t).lower()),
+        "upperAscii": lambda t: s(str(t).upper()),
+        "trim": lambda t: s(str(t).strip()),
+        "replace": lambda t, a, b, n=-1: s(str(t).replace(str(a), str(b), int(n))),
+        "split": split,
+        "join": join,
+        "indexOf": index_of,
+        "lastIndexOf": last_index_of,
+        "isSorted": is_sorted,
+        "sum": lambda items: sum(items[1:], items[0]) if len(items) else i(0),
+        "min": lambda items: min(items),
+        "max": lambda items: max(items),
+        "charAt": lambda t, n: s(str(t)[int(n)] if int(n) < len(str(t)) else ""),
+        "substring": lambda t, a, b=None: s(str(t)[int(a) : None if b is None else int(b)]),
+    }
+
+
+@cache
+def _program(rule: str) -> Any:
+    """The compiled rule, or the reason it cannot be evaluated here."""
+    assert celpy is not None
+    env = celpy.Environment()
+    try:
+        return env.program(env.compile(rule), functions=_functions())
+    except Exception as error:  # a parse error of cel-python: not checkable here
+        return f"{type(error).__name__}: {error}"
+
+
+def evaluate_rules(schema: Json, obj: Any, old: Any) -> CelOutcome:
+    """Evaluate every ``x-kubernetes-validations`` rule of ``schema`` over ``obj``."""
+    outcome = CelOutcome()
+    _walk(schema, obj, old, [], outcome)
+    return outcome
+
+
+def _walk(schema: Any, value: Any, old: Any, path: list[Any], outcome: CelOutcome) -> None:
+    if not isinstance(schema, dict) or value is None:
+        return
+    rules = schema.get("x-kubernetes-validations")
+    if isinstance(rules, list) and rules:
+        for rule in rules:
+            if isinstance(rule, dict) and isinstance(rule.get("rule"), str):
+                _check(rule, schema, value, old, path, outcome)
+    if isinstance(value, dict):
+        props = schema.get("properties")
+        if isinstance(props, dict):
+            for key, sub in props.items():
+                if key in value:
+                    child_old = old.get(key, _MISSING) if isinstance(old, dict) else _MISSING
+                    _walk(sub, value[key], child_old, [*path, key], outcome)
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict):
+            for key, item in value.items():
+                if isinstance(props, dict) and key in props:
+                    continue
+                child_old = old.get(key, _MISSING) if isinstance(old, dict) else _MISSING
+                _walk(extra, item, child_old, [*path, key], outcome)
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for index, item in enumerate(value):
+            # list items are correlated with old ones only for map lists (by key); without a
+            # correlation, transition rules on items are not evaluated
+            _walk(schema["items"], item, _MISSING, [*path, index], outcome)
+
+
+def _schema_type(schema: Json) -> str:
+    if schema.get("x-kubernetes-int-or-string"):
+        return "integer"
+    return str(schema.get("type") or "object")
+
+
+def _check(
+    rule: Json, schema: Json, value: Any, old: Any, path: list[Any], outcome: CelOutcome
+) -> None:
+    text = str(rule["rule"])
+    transition = bool(_OLD_SELF.search(text))
+    if transition and old is _MISSING:
+        return
+    if celpy is None:
+        outcome.warnings.append(
+            f"x-kubernetes-validations rule not checked (install kube-informer[cel]): {text}"
+        )
+        return
+    program = _program(text)
+    if isinstance(program, str):
+        outcome.warnings.append(f"x-kubernetes-validations rule not checked: {text}: {program}")
+        return
+    activation = {"self": json_to_cel(value)}
+    if transition:
+        activation["oldSelf"] = json_to_cel(old)
+    try:
+        result = program.evaluate(activation)
+    except Exception as error:
+        reason = str(error.args[0]) if getattr(error, "args", None) else str(error)
+        if "undeclared reference" in reason or "no such overload" in reason.lower():
+            outcome.warnings.append(f"x-kubernetes-validations rule not checked: {text}")
+            return
+        where = path_string(path)
+        outcome.errors.append(
+            (
+                "FieldValueInvalid",
+                where,
+                f'Invalid value: "{_schema_type(schema)}": failed rule: {text}: {reason}',
+            )
+        )
+        return
+    if bool(result) is True:
+        return
+    message = _message(rule, activation)
+    where = path_string(path)
+    field_path = rule.get("fieldPath")
+    if isinstance(field_path, str) and field_path:
+        where = f"{where}{field_path}" if where else field_path.lstrip(".")
+    reason = rule.get("reason") or "FieldValueInvalid"
+    if reason == "FieldValueForbidden":
+        outcome.errors.append(("FieldValueForbidden", where, f"Forbidden: {message}"))
+    elif reason == "FieldValueRequired":
+        outcome.errors.append(("FieldValueRequired", where, f"Required value: {message}"))
+    elif reason == "FieldValueDuplicate":
+        outcome.errors.append(
+            ("FieldValueDuplicate", where, f'Duplicate value: "{_schema_type(schema)}": {message}')
+        )
+    else:
+        outcome.errors.append(
+            ("FieldValueInvalid", where, f'Invalid value: "{_schema_type(schema)}": {message}')
+        )
+
+
+def _message(rule: Json, activation: dict[str, Any]) -> str:
+    expression = rule.get("messageExpression")
+    if isinstance(expression, str) and expression:
+        compiled = _program(expression)
+        if not isinstance(compiled, str):
+            try:
+                text = str(compiled.evaluate(activation))
+            except Exception:
+                text = ""
+            if text.strip():
+                return text
+    message = rule.get("message")
+    if isinstance(message, str) and message:
+        return message
+    return f"failed rule: {str(rule['rule']).strip()}"

@@ -1,0 +1,293 @@
+"""Custom resources are held to their CRD's structural schema as a real v1.36 apiserver holds
+them (write-semantics-v1.36.md): 422 with every cause, field path and message; unknown fields
+pruned, refused under ``fieldValidation=Strict`` or reported under ``Warn``; ``default:``
+applied; list types and CEL ``x-kubernetes-validations`` rules checked; updates ratchet."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from informer.resource import Resource
+from informer.testing import ApiServer
+
+from .server_helpers import Client
+
+pytestmark = pytest.mark.asyncio
+
+CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+WEBSITES = "/apis/fidelity.example.com/v1/namespaces/default/websites"
+WEBSITE = Resource("fidelity.example.com", "v1", "websites", "Website")
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "spec": {
+            "type": "object",
+            "required": ["image"],
+            "x-kubernetes-validations": [
+                {
+                    "rule": "!has(self.maxReplicas) || self.replicas <= self.maxReplicas",
+                    "message": "replicas must not exceed maxReplicas",
+                }
+            ],
+            "properties": {
+                "image": {"type": "string", "minLength": 1},
+                "replicas": {"type": "integer", "minimum": 0, "default": 1},
+                "maxReplicas": {"type": "integer"},
+                "tier": {"type": "string", "enum": ["web", "batch"]},
+                "name": {"type": "string", "maxLength": 5, "pattern": "^[a-z]+$"},
+                "contact": {"type": "string", "format": "email"},
+                "port": {"x-kubernetes-int-or-string": True},
+                "note": {"type": "string", "nullable": True},
+                "tags": {
+                    "type": "array",
+                    "maxItems": 3,
+                    "x-kubernetes-list-type": "set",
+                    "items": {"type": "string"},
+                },
+                "routes": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["path"],
+                        "properties": {
+                            "path": {"type": "string"},
+                            "weight": {"type": "integer", "default": 100},
+                        },
+                    },
+                },
+                "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+            },
+        },
+        "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}},
+    },
+}
+
+
+def website_crd() -> dict[str, Any]:
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "websites.fidelity.example.com"},
+        "spec": {
+            "group": "fidelity.example.com",
+            "names": {"plural": "websites", "singular": "website", "kind": "Website"},
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "schema": {"openAPIV3Schema": SCHEMA},
+                }
+            ],
+        },
+    }
+
+
+def website(obj_name: str, /, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "fidelity.example.com/v1",
+        "kind": "Website",
+        "metadata": {"name": obj_name},
+        "spec": spec,
+    }
+
+
+@pytest.fixture
+async def crd(api_server: ApiServer, client: Client) -> ApiServer:
+    created = await client.request(api_server, "POST", CRD_PATH, website_crd())
+    assert created.status == 201, created.body
+    return api_server
+
+
+async def create(server: ApiServer, client: Client, body: Any, **params: Any) -> Any:
+    return await client.request(server, "POST", WEBSITES, body, **params)
+
+
+async def test_every_violation_is_one_422_with_the_apiservers_causes(
+    crd: ApiServer, client: Client
+) -> None:
+    reply = await create(crd, client, website("x1", replicas="string", tier="gold"))
+    assert reply.status == 422
+    assert reply.body["reason"] == "Invalid"
+    assert reply.body["message"] == (
+        'Website.fidelity.example.com "x1" is invalid: [spec.replicas: Invalid value: "string": '
+        'spec.replicas in body must be of type integer: "string", spec.tier: Unsupported value: '
+        '"gold": supported values: "web", "batch", spec.image: Required value]'
+    )
+    assert reply.body["details"] == {
+        "name": "x1",
+        "group": "fidelity.example.com",
+        "kind": "Website",
+        "causes": [
+            {
+                "reason": "FieldValueTypeInvalid",
+                "message": 'Invalid value: "string": spec.replicas in body must be of type '
+                'integer: "string"',
+                "field": "spec.replicas",
+            },
+            {
+                "reason": "FieldValueNotSupported",
+                "message": 'Unsupported value: "gold": supported values: "web", "batch"',
+                "field": "spec.tier",
+            },
+            {"reason": "FieldValueRequired", "message": "Required value", "field": "spec.image"},
+        ],
+    }
+    assert crd.get(WEBSITE, "x1", "default") is None
+
+
+async def test_one_violation_has_no_brackets(crd: ApiServer, client: Client) -> None:
+    reply = await create(crd, client, website("bad-min", image="nginx", replicas=-1))
+    assert reply.status == 422
+    assert reply.body["message"] == (
+        'Website.fidelity.example.com "bad-min" is invalid: spec.replicas: Invalid value: -1: '
+        "spec.replicas in body should be greater than or equal to 0"
+    )
+
+
+@pytest.mark.parametrize(
+    ("spec", "field", "message"),
+    [
+        (
+            {"image": ""},
+            "spec.image",
+            'Invalid value: "": spec.image in body should be at least 1 chars long',
+        ),
+        ({"image": "i", "name": "toolong"}, "spec.name", "Too long: may not be more than 5 bytes"),
+        (
+            {"image": "i", "name": "A"},
+            "spec.name",
+            "Invalid value: \"A\": spec.name in body should match '^[a-z]+$'",
+        ),
+        (
+            {"image": "i", "contact": "nobody"},
+            "spec.contact",
+            'Invalid value: "nobody": spec.contact in body must be of type email: "nobody"',
+        ),
+        (
+            {"image": "i", "port": True},
+            "spec.port",
+            'Invalid value: "boolean": spec.port in body must be of type integer,string: "boolean"',
+        ),
+        (
+            {"image": "i", "tags": ["a", "b", "c", "d"]},
+            "spec.tags",
+            "Too many: 4: must have at most 3 items",
+        ),
+        ({"image": "i", "tags": ["a", "b", "a"]}, "spec.tags[2]", 'Duplicate value: "a"'),
+        ({"image": "i", "routes": [{"weight": 1}]}, "spec.routes[0].path", "Required value"),
+        (
+            {"image": "i", "labels": {"a": 1}},
+            "spec.labels.a",
+            'Invalid value: "integer": spec.labels.a in body must be of type string: "integer"',
+        ),
+        (
+            {"image": "i", "replicas": 5, "maxReplicas": 3},
+            "spec",
+            'Invalid value: "object": replicas must not exceed maxReplicas',
+        ),
+    ],
+)
+async def test_each_schema_rule_is_refused_as_a_cluster_refuses_it(
+    crd: ApiServer, client: Client, spec: dict[str, Any], field: str, message: str
+) -> None:
+    reply = await create(crd, client, website("w", **spec))
+    assert reply.status == 422, reply.body
+    causes = [(c["field"], c["message"]) for c in reply.body["details"]["causes"]]
+    assert causes == [(field, message)]
+
+
+async def test_valid_values_pass(crd: ApiServer, client: Client) -> None:
+    body = website(
+        "ok",
+        image="nginx",
+        port="http",
+        note=None,
+        tags=["a", "b"],
+        labels={"a": "b"},
+        extra={"anything": {"goes": [1]}},
+    )
+    reply = await create(crd, client, body)
+    assert reply.status == 201, reply.body
+    assert reply.body["spec"]["note"] is None  # nullable: kept
+    assert reply.body["spec"]["extra"] == {"anything": {"goes": [1]}}
+
+
+async def test_unknown_fields_strict_is_400(crd: ApiServer, client: Client) -> None:
+    reply = await create(
+        crd, client, website("s", image="nginx", colour="red"), fieldValidation="Strict"
+    )
+    assert reply.status == 400 and reply.body["reason"] == "BadRequest"
+    assert reply.body["message"] == (
+        'Website in version "v1" cannot be handled as a Website: strict decoding error: '
+        'unknown field "spec.colour"'
+    )
+
+
+async def test_unknown_fields_warn_prunes_with_a_warning(crd: ApiServer, client: Client) -> None:
+    reply = await create(
+        crd, client, website("w", image="nginx", colour="red"), fieldValidation="Warn"
+    )
+    assert reply.status == 201
+    assert reply.headers.getall("Warning") == ['299 - "unknown field \\"spec.colour\\""']
+    assert "colour" not in reply.body["spec"]
+
+
+async def test_unknown_fields_are_pruned_silently_by_default(
+    crd: ApiServer, client: Client
+) -> None:
+    for params in ({"fieldValidation": "Ignore"}, {}):
+        body = website(f"i{len(params)}", image="nginx", colour="red")
+        body["topLevel"] = 1
+        body["spec"]["routes"] = [{"path": "/", "x": 1}]
+        reply = await create(crd, client, body, **params)
+        assert reply.status == 201
+        assert "Warning" not in reply.headers
+        assert "colour" not in reply.body["spec"] and "topLevel" not in reply.body
+        assert reply.body["spec"]["routes"] == [{"path": "/", "weight": 100}]
+
+
+async def test_defaults_apply_on_create_update_and_read(crd: ApiServer, client: Client) -> None:
+    created = await create(crd, client, website("defaulted", image="nginx"))
+    assert created.body["spec"] == {"image": "nginx", "replicas": 1}
+    body = created.body
+    body["spec"] = {"image": "httpd", "replicas": None}
+    updated = await client.request(crd, "PUT", WEBSITES + "/defaulted", body)
+    assert updated.status == 200 and updated.body["spec"] == {"image": "httpd", "replicas": 1}
+    crd.create(WEBSITE, {"metadata": {"name": "seeded", "namespace": "default"}, "spec": {}})
+    read = await client.get(crd, WEBSITES + "/seeded")
+    assert read.body["spec"] == {"replicas": 1}
+
+
+async def test_updates_ratchet_unchanged_invalid_fields(crd: ApiServer, client: Client) -> None:
+    crd.create(
+        WEBSITE,
+        {"metadata": {"name": "old", "namespace": "default"}, "spec": {"image": "i", "tier": "x"}},
+    )
+    patched = await client.request(
+        crd,
+        "PATCH",
+        WEBSITES + "/old",
+        {"spec": {"replicas": 2}},
+        "application/merge-patch+json",
+    )
+    assert patched.status == 200, patched.body  # tier was invalid before and is unchanged
+    worse = await client.request(
+        crd, "PATCH", WEBSITES + "/old", {"spec": {"tier": "y"}}, "application/merge-patch+json"
+    )
+    assert worse.status == 422
+
+
+async def test_status_is_validated_through_its_subresource(crd: ApiServer, client: Client) -> None:
+    created = await create(crd, client, website("st", image="nginx"))
+    body = created.body
+    body["status"] = {"ready": "yes"}
+    reply = await client.request(crd, "PUT", WEBSITES + "/st/status", body)
+    assert reply.status == 422
+    assert reply.body["details"]["causes"][0]["field"] == "status.ready"
