@@ -135,25 +135,25 @@ class Backoff:
         self._attempt += 1
         return base * (1.0 + self._rng.random()) if p.jitter else base
 
-    def delay(self, retry_after: float | None = None) -> float:
+    def delay(self, retry_after: float | None = None, *, grow: bool = False) -> float:
         """The wait before the next try after a failure; ``retry_after`` is the server's hint.
 
         With a hint: the hint (capped at ``max_retry_after``: a bogus one must not park a
         reflector for days), the exponential sequence untouched; past ``retry_after_limit`` hints
-        in a row, the longer of the hint and the next exponential delay. Without: the next
-        exponential delay.
+        in a row, or with ``grow`` (the caller already retried on hints and gave up), the longer
+        of the hint and the next exponential delay. Without: the next exponential delay.
         """
         p = self.policy
         if retry_after is None:
             return self.next_delay()
         hint = min(max(retry_after, 0.0), p.max_retry_after)
-        if self._throttled < p.retry_after_limit:
+        if not grow and self._throttled < p.retry_after_limit:
             self._throttled += 1
             return hint
         return max(hint, self.next_delay())
 
-    async def sleep(self, retry_after: float | None = None) -> float:
-        """Wait ``delay(retry_after)``; returns the seconds waited."""
-        delay = self.delay(retry_after)
+    async def sleep(self, retry_after: float | None = None, *, grow: bool = False) -> float:
+        """Wait ``delay(retry_after, grow=grow)``; returns the seconds waited."""
+        delay = self.delay(retry_after, grow=grow)
         await self._sleep(delay)
         return delay

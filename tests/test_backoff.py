@@ -129,3 +129,13 @@ async def test_sleep_goes_through_the_given_sleep() -> None:
     assert await b.sleep(2.0) == 2.0
     assert await b.sleep() == 0.8
     assert waited == [2.0, 0.8]
+
+
+def test_a_hint_after_the_caller_gave_up_on_hints_grows_the_sequence() -> None:
+    b = Backoff(BackoffPolicy(jitter=False), clock=Clock())
+    assert [b.delay(0.0, grow=True), b.delay(0.0, grow=True), b.delay(5.0, grow=True)] == [
+        0.8,
+        1.6,
+        5.0,
+    ]
+    assert b.attempt == 3

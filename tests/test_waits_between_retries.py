@@ -67,3 +67,28 @@ async def test_streaming_list_429s_wait_their_retry_after_and_keep_streaming() -
         assert clock.waits == [1.0, 1.0, 1.0, 1.0]
         assert verbs(server) == ["watch"] * 5  # streamed in the end: throttling is no failure
         assert stats.stream_lists == 1 and stats.stream_failures == 0
+
+
+async def test_a_page_throttled_for_good_makes_the_relists_back_off() -> None:
+    """Page 2 always 429 "Retry-After: 0": its retries wait the hint; once they run out the list
+    starts over after a backoff that grows each time (pages that arrive before the throttled
+    one do not make the loop a busy one)."""
+    clock = VirtualClock()
+    policy = replace(FAST.backoff, jitter=False)
+    async with ApiServer(too_large_wait=0.01) as server:
+        for i in range(4):
+            server.create(CONFIGMAPS, cm(f"c{i}"))
+        server.faults.add(Fault(verb="list", page=2, times=None, status=429, retry_after=0))
+        async with running_informer(
+            server, sync=False, clock=clock, backoff=policy, page_retries=2
+        ):
+            await server.wait_for_requests(lambda r: r.verb == "list" and r.page == 1, count=4)
+        per_list = [0.0, 0.0]  # page 2's two retries, after its Retry-After
+        assert clock.waits[:9] == [
+            *per_list,
+            INITIAL,
+            *per_list,
+            2 * INITIAL,
+            *per_list,
+            4 * INITIAL,
+        ]

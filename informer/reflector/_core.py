@@ -59,6 +59,7 @@ class _ReflectorCore:
     log: structlog.stdlib.BoundLogger
     _backoff: Backoff  # the list/watch cycle's, and every Retry-After wait
     _page_backoff: Backoff  # one failing page's waits (from initial again for every page)
+    _pages_gave_up: bool  # the last list failed because one page ran out of retries
     _counters: _Counters
     # the list strategy (see StreamingState) and its pause
     _stream_state: StreamingState

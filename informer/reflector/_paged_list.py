@@ -39,6 +39,7 @@ class _PagedList(_ReflectorCore):
         return None, None
 
     async def _list_sync(self) -> None:
+        self._pages_gave_up = False
         consistent = self._force_consistent
         restart_rv: str | None = None
         limit: int | None = self.options.page_size
@@ -136,6 +137,7 @@ class _PagedList(_ReflectorCore):
         starts from ``initial`` for every page: the reflector-wide backoff is not fed, so a long
         list throttled now and then waits what the server asks for each page, no longer."""
         if failures > self.options.page_retries:
+            self._pages_gave_up = True
             return False
         self._counters.page_retries += 1
         retry_after = exc.retry_after if isinstance(exc, ApiError) else None

@@ -82,6 +82,7 @@ class Reflector(_Watching, _StreamingList, _PagedList):
         self.synced = asyncio.Event()
         self._backoff = self._new_backoff()
         self._page_backoff = self._new_backoff()
+        self._pages_gave_up = False
         self._counters = _Counters()
         self._stream_state = (
             StreamingState.OFF if self.options.list_strategy == "list" else StreamingState.UNTRIED
@@ -204,7 +205,10 @@ class Reflector(_Watching, _StreamingList, _PagedList):
                 self.log.error("reflector.shard_selector_rejected", message=exc.message)
                 phase = _Phase.LIST
             except TooManyRequests as exc:
-                delay = await self._backoff.sleep(exc.retry_after)
+                # a list whose page was throttled page_retries times already waited the hints:
+                # starting it over must back off, or a page throttled for good is a busy loop
+                grow = self._took_pages_gave_up()
+                delay = await self._backoff.sleep(exc.retry_after, grow=grow)
                 self.log.info("reflector.throttled", phase=phase.value, delay=round(delay, 3))
             except TooLargeResourceVersion as exc:
                 self._counters.too_large += 1
@@ -238,7 +242,8 @@ class Reflector(_Watching, _StreamingList, _PagedList):
                 )
             except ApiError as exc:
                 self._counters.errors += 1
-                delay = await self._backoff.sleep(exc.retry_after)  # a 5xx's Retry-After
+                grow = self._took_pages_gave_up()  # a 5xx's Retry-After, as for a 429
+                delay = await self._backoff.sleep(exc.retry_after, grow=grow)
                 self.log.warning(
                     "reflector.api_error", phase=phase.value, error=str(exc), delay=round(delay, 3)
                 )
@@ -248,6 +253,10 @@ class Reflector(_Watching, _StreamingList, _PagedList):
                 self.log.exception("reflector.unexpected_error", phase=phase.value)
                 await self._backoff.sleep()
                 phase = _Phase.LIST
+
+    def _took_pages_gave_up(self) -> bool:
+        gave_up, self._pages_gave_up = self._pages_gave_up, False
+        return gave_up
 
     # -- list phase ------------------------------------------------------------------------
     async def _sync(self) -> WatchStream | None:
