@@ -24,6 +24,10 @@ the application. So every module of ``informer`` logs through::
   ``describe_error`` and ``_safe_exception``). An exception's message can quote object data (a
   Secret's value in a ``KeyError``) and renderers that print tracebacks with locals (structlog's
   ``ConsoleRenderer`` with rich, ``dict_tracebacks``) would print the objects in every frame.
+- A failure of the application's code the library ran (a reconcile) is described by
+  ``describe_failure``: the exception's type, the application's line that led to it (not the
+  library's line that raised), and for an API error the failed request (status, reason, verb,
+  resource, namespace, name).
 """
 
 from __future__ import annotations

@@ -5,7 +5,9 @@ The library only emits records (through ``structlog`` bound loggers routed into 
 makes one: records of the library and of the application (stdlib or structlog) go to one stream,
 as coloured ``key=value`` console lines (``fmt="console"``, colours only on a terminal) or one JSON
 object per line (``fmt="json"``) with ``timestamp``, ``level``, ``logger``, ``event`` and the
-record's fields. Calling it again replaces the previous set-up.
+record's fields. Every record has a timestamp (the library's too: they reach the formatter
+structured, past ``foreign_pre_chain``) and the application's structlog contextvars. Calling it
+again replaces the previous set-up.
 """
 
 from __future__ import annotations
