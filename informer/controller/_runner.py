@@ -342,7 +342,7 @@ class Controller:
             try:
                 requests = list(mapper(obj))
             except Exception as exc:
-                self._log.error("controller.mapper_failed", error=describe_error(exc))
+                self._log.error("controller.mapper_failed", **describe_failure(exc))
                 return
             partition = self.partition
             for request in requests:
