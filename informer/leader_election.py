@@ -487,7 +487,10 @@ class LeaderElector:
         spec.update(holderIdentity=None, leaseDurationSeconds=1, renewTime=_micro_time())
         body["spec"] = spec
         try:
-            self._observe(await self.client.replace(LEASES, body))
+            # a release throttled for longer than the renew deadline is not waited out: the
+            # Lease expires soon after anyway, and a shutdown must not hang on it
+            with request_deadline(self.renew_deadline):
+                self._observe(await self.client.replace(LEASES, body))
         except (ApiError, TransportError) as exc:
             self._log.warning("leader_election.release_failed", error=type(exc).__name__)
             return

@@ -266,3 +266,25 @@ async def test_a_throttled_renewal_is_retried_within_the_renew_deadline(
         run.cancel()
         await asyncio.wait({run})
         await api.close()
+
+
+async def test_a_release_throttled_past_the_renew_deadline_does_not_hold_up_shutdown(
+    api_server: ApiServer,
+) -> None:
+    clock = SteppedClock()
+    api = api_server.api_client()
+    elector = LeaderElector(Client(api, field_manager="a"), "op", "default", clock=clock)
+    run = asyncio.create_task(elector.run(lambda: asyncio.Event().wait()))
+    try:
+        await elector.wait_until_leading()
+        await clock.idle(1)
+        api_server.faults.add(
+            Fault(verb="update", resource="leases", status=429, retry_after=30, times=None)
+        )
+        run.cancel()
+        await asyncio.wait({run}, timeout=10)
+        assert run.done()
+        assert [r.status for r in api_server.requests if r.verb == "update"] == [429]
+    finally:
+        run.cancel()
+        await api.close()
