@@ -1,7 +1,7 @@
 """A Manager in its own process, stopped by signals as Kubernetes and a terminal stop it: SIGTERM
 (or SIGINT) lets the reconcile in flight finish, takes no new key, releases the Lease and exits 0;
-a second signal exits at once (1). Also ``examples/configmap_mirror.py --cluster --metrics-port``
-serving its probes and metrics. The processes talk to a test API server in this process."""
+a second signal exits at once (1). The processes talk to a test API server in this process, and
+``examples/configmap_mirror.py --cluster --metrics-port`` to ``python -m informer serve``."""
 
 from __future__ import annotations
 
@@ -149,35 +149,72 @@ async def test_a_second_signal_exits_at_once(
     assert holder(api_server, "slow")  # no graceful stop: not released
 
 
-async def test_configmap_mirror_example_serves_probes_and_metrics_and_stops_on_sigterm(
-    api_server: ApiServer, kubeconfig: dict[str, str]
-) -> None:
-    for ns in ("mirror", "team-a"):
-        api_server.create(NAMESPACES, {"metadata": {"name": ns}})
-    meta = {"name": "a", "namespace": "team-a", "labels": {"mirror": "true"}}
-    api_server.create(CONFIGMAPS, {"metadata": meta, "data": {"k": "v"}})
-    port = free_port()
-    example = str(ROOT / "examples" / "configmap_mirror.py")
-    process = await start(kubeconfig, example, "--cluster", "--metrics-port", str(port))
+SEED = """
+apiVersion: v1
+kind: Namespace
+metadata: {name: mirror}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: a, namespace: team-a, labels: {mirror: "true"}}
+data: {k: v}
+"""
+
+
+async def get_json(http: aiohttp.ClientSession, url: str) -> Any:
+    async with http.get(url) as response:
+        return await response.json() if response.status == 200 else None
+
+
+async def wait_for_object(http: aiohttp.ClientSession, url: str) -> Any:
+    """Until the server has the object at ``url`` (polled: the writer is another process)."""
+    async with asyncio.timeout(30):
+        while True:
+            found = await get_json(http, url)
+            if found is not None:
+                return found
+            await asyncio.sleep(0.02)
+
+
+async def test_configmap_mirror_example_against_informer_serve(tmp_path: Path) -> None:
+    """The operator as a user runs it, against ``python -m informer serve``: probes and metrics
+    (histograms, request and leader metrics) on --metrics-port, then SIGTERM: exit 0, the Lease
+    released."""
+    (tmp_path / "seed.yaml").write_text(SEED)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBERNETES_")}
+    env.update(KUBECONFIG=str(tmp_path / "kubeconfig"), PYTHONPATH=str(ROOT))
+    serve = ["-m", "informer", "serve", "--port", "0", "--kubeconfig", env["KUBECONFIG"]]
+    server = await start(env, *serve, "--seed", str(tmp_path / "seed.yaml"))
+    operator: asyncio.subprocess.Process | None = None
     try:
-        await api_server.wait_for_requests(
-            lambda _: api_server.get(CONFIGMAPS, "team-a.a", "mirror") is not None, timeout=30
-        )
-        await wait_for_endpoint(port, "/readyz", 200, "ok")
-        await wait_for_endpoint(port, "/healthz", 200, "ok")
-        metrics = await wait_for_endpoint(port, "/metrics", 200, "controller_runtime_reconcile")
-        for sample in (
-            "controller_runtime_reconcile_time_seconds_bucket{",  # histograms
-            "workqueue_work_duration_seconds_bucket{",
-            'rest_client_requests_total{code="201",',  # the requests (its create)
-            "rest_client_request_duration_seconds_bucket{",
-            'leader_election_master_status{name="configmap-mirror"} 1.0',
-        ):
-            assert sample in metrics
-        assert holder(api_server, "configmap-mirror")
+        assert server.stdout is not None
+        url = (await asyncio.wait_for(server.stdout.readline(), 30)).decode().strip()
+        port = free_port()
+        example = str(ROOT / "examples" / "configmap_mirror.py")
+        operator = await start(env, example, "--cluster", "--metrics-port", str(port))
+        lease_url = f"{url}/apis/coordination.k8s.io/v1/namespaces/default/leases/configmap-mirror"
+        async with aiohttp.ClientSession() as http:
+            await wait_for_object(http, f"{url}/api/v1/namespaces/mirror/configmaps/team-a.a")
+            await wait_for_endpoint(port, "/readyz", 200, "ok")
+            await wait_for_endpoint(port, "/healthz", 200, "ok")
+            metrics = await wait_for_endpoint(port, "/metrics", 200, "controller_runtime_reconcile")
+            for sample in (
+                "controller_runtime_reconcile_time_seconds_bucket{",  # histograms
+                "workqueue_work_duration_seconds_bucket{",
+                'rest_client_requests_total{code="201",',  # the requests (its create)
+                "rest_client_request_duration_seconds_bucket{",
+                'leader_election_master_status{name="configmap-mirror"} 1.0',
+            ):
+                assert sample in metrics
+            assert (await get_json(http, lease_url))["spec"]["holderIdentity"]
+
+            operator.send_signal(signal.SIGTERM)
+            status, err = await exit_status(operator)
+            assert status == 0, err
+            assert not (await get_json(http, lease_url))["spec"].get("holderIdentity")
+            assert "manager.stopped" in err  # it logs (configure_logging)
     finally:
-        process.send_signal(signal.SIGTERM)
-        status, err = await exit_status(process)
-    assert status == 0, err
-    assert not holder(api_server, "configmap-mirror")
-    assert "manager.stopped" in err  # it logs (configure_logging), with timestamps
+        for process in (operator, server):
+            if process is not None and process.returncode is None:
+                process.send_signal(signal.SIGINT)
+                await exit_status(process)
