@@ -101,8 +101,9 @@ def describe_failure(exc: BaseException) -> dict[str, Any]:
     """A failure of the application's code (a reconcile) for a log record, without its message
     or locals (they can quote object data): ``error`` = the type and the application's line that
     led to it (``NotFound in reconcile (/app/operator.py:42)``: the first frame outside this
-    library, not the library's line that raised), and for an API error the request's ``status``,
-    ``reason``, ``verb``, ``resource``, ``namespace`` and ``name``."""
+    library, not the library's line that raised), for an API error its ``status`` and
+    ``reason``, and for an error of a request the library sent (an API error, a failed
+    connection) the request's ``verb``, ``resource``, ``namespace`` and ``name``."""
     where = _user_frame(exc)
     if where is None:
         fields: dict[str, Any] = {"error": describe_error(exc)}
@@ -115,10 +116,9 @@ def describe_failure(exc: BaseException) -> dict[str, Any]:
         reason = getattr(exc, "reason", "")
         if reason:
             fields["reason"] = str(reason)
-        request = getattr(exc, "request", None)
-        log_fields = getattr(request, "log_fields", None)
-        if callable(log_fields):
-            fields.update(log_fields())
+    log_fields = getattr(getattr(exc, "request", None), "log_fields", None)
+    if callable(log_fields):  # an API error, or a connection that failed: which request
+        fields.update(log_fields())
     return fields
 
 

@@ -367,7 +367,9 @@ class Client:
         except (aiohttp.ClientError, OSError, TimeoutError) as exc:
             elapsed = time.monotonic() - started
             observe_request(method, api.configuration.host, target, None, elapsed, error=exc)
-            raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+            failed = TransportError(f"{method} {path}: {type(exc).__name__}: {exc}")
+            failed.request = request_info(method, path, query)
+            raise failed from exc
         observe_request(method, api.configuration.host, target, status, time.monotonic() - started)
         if not 200 <= status < 300:
             error = status_error(status, data[:_ERROR_BODY_LIMIT], retry_after_header=retry_after)
@@ -437,7 +439,7 @@ class Client:
             result = await self._request(
                 "POST", resource.path(ns), query, _encoder.encode(body), "application/json"
             )
-        except ApiError as exc:  # a create's URL names no object: the error names the body's
+        except (ApiError, TransportError) as exc:  # a create's URL names no object: the body's
             if exc.request is not None and name:
                 exc.request = dataclasses.replace(exc.request, name=name)
             raise

@@ -129,7 +129,10 @@ class ConfigurationError(ValueError, TypeError):
 
 
 class TransportError(Exception):
-    """The connection failed (refused, reset, TLS, DNS): no HTTP answer to classify."""
+    """The connection failed (refused, reset, TLS, DNS): no HTTP answer to classify;
+    ``request`` describes the request when the library sent it."""
+
+    request: RequestInfo | None = None
 
 
 class MalformedResponse(Exception):

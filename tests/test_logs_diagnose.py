@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -246,3 +247,40 @@ async def test_request_and_reconcile_records_show_no_object_data_or_token(
         assert "test_logs_diagnose.py" in text  # and the application's line
         assert SECRET_VALUE not in text and "password" not in text
         assert TOKEN not in text
+
+
+async def test_a_reconcile_whose_request_found_no_server_names_the_request(
+    api_server: ApiServer,
+) -> None:
+    api_server.create(CONFIGMAPS, cm("a", "ns"))
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    from kubernetes_asyncio.client import ApiClient, Configuration
+
+    api = api_server.api_client()
+    nowhere = ApiClient(configuration=Configuration(host=f"http://127.0.0.1:{closed}"))
+    client = Client(nowhere)
+
+    async def reconcile(request: Request) -> None:
+        await client.delete(CONFIGMAPS, request.name, request.namespace)  # <- unreachable
+
+    try:
+        async with Informer(Transport(api), CONFIGMAPS, options=FAST) as inf:
+            with capture_logs() as logs:
+                async with Controller(reconcile, for_=inf) as ctl:
+                    await wait_until(lambda: ctl.statistics().errors >= 1)
+    finally:
+        await api.close()
+        await nowhere.close()
+    record = next(e for e in logs if e["event"] == "controller.reconciled" and "error" in e)
+    assert record["error"] == (
+        f"TransportError in reconcile ({THIS_FILE}:{line_of('# <- unreachable')})"
+    )
+    assert {k: record[k] for k in ("verb", "resource", "namespace", "name")} == {
+        "verb": "delete",
+        "resource": "configmaps",
+        "namespace": "ns",
+        "name": "a",
+    }
+    assert "status" not in record  # no HTTP answer

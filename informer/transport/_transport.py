@@ -119,7 +119,9 @@ class Transport:
         except (aiohttp.ClientError, OSError, TimeoutError) as exc:
             elapsed = time.monotonic() - started
             observe_request(method, _base_url(api), path, None, elapsed, error=exc)
-            raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+            failed = TransportError(f"{method} {path}: {type(exc).__name__}: {exc}")
+            failed.request = request_info(method, path, query)
+            raise failed from exc
         url = resp.url
         target = f"{url.raw_path}?{url.raw_query_string}" if url.raw_query_string else path
         elapsed = time.monotonic() - started
