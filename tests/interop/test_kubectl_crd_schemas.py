@@ -82,3 +82,17 @@ def test_kubectl_meets_the_schema(kubectl: Kubectl, unique_name: str) -> None:
     )
     stored = kubectl.json("get", f"websites.{group}", "pruned")
     assert stored["spec"] == {"image": "nginx", "replicas": 1}
+
+
+def test_kubectl_scale_of_a_custom_resource(kubectl: Kubectl, unique_name: str) -> None:
+    group = f"{unique_name}.example.com"
+    definition = crd(group)
+    definition["spec"]["versions"][0]["subresources"] = {
+        "status": {},
+        "scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"},
+    }
+    kubectl("apply", "-f", "-", input=json.dumps(definition))
+    kubectl("create", "-f", "-", input=site(group, "web", image="nginx"))
+    kubectl("scale", f"websites.{group}/web", "--replicas=3")
+    stored = kubectl.json("get", f"websites.{group}", "web")
+    assert stored["spec"]["replicas"] == 3

@@ -15,7 +15,14 @@ from typing import Any
 
 from informer.resource import Resource
 from informer.testing import _status as st
-from informer.testing._catalog.specs import AGE_COLUMN, CRDS, NAME_COLUMN, Column, ResourceSpec
+from informer.testing._catalog.specs import (
+    AGE_COLUMN,
+    CRDS,
+    NAME_COLUMN,
+    Column,
+    ResourceSpec,
+    ScalePaths,
+)
 
 __all__ = ["accepted_status", "served_specs", "validate"]
 
@@ -99,7 +106,18 @@ def served_specs(crd: Json) -> list[ResourceSpec]:
     for version in spec.get("versions") or []:
         if not isinstance(version, dict) or not version.get("served", True):
             continue
-        status = "status" in (version.get("subresources") or {})
+        subresources = version.get("subresources") or {}
+        status = "status" in subresources
+        scale = subresources.get("scale")
+        scale_paths = (
+            ScalePaths(
+                str(scale.get("specReplicasPath") or "").lstrip("."),
+                str(scale.get("statusReplicasPath") or "").lstrip("."),
+                str(scale.get("labelSelectorPath") or "").lstrip("."),
+            )
+            if isinstance(scale, dict) and scale.get("specReplicasPath")
+            else None
+        )
         resource = Resource(
             str(spec["group"]),
             str(version.get("name") or "v1"),
@@ -115,6 +133,7 @@ def served_specs(crd: Json) -> list[ResourceSpec]:
                 short_names=tuple(names.get("shortNames") or ()),
                 categories=tuple(names.get("categories") or ()),
                 status_subresource=status,
+                scale=scale_paths,
                 generation="spec" if status else "all",
                 columns=_printer_columns(version),
                 custom=True,

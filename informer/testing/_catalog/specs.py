@@ -29,6 +29,7 @@ __all__ = [
     "Generation",
     "Propagation",
     "ResourceSpec",
+    "ScalePaths",
     "spec_for",
 ]
 
@@ -88,6 +89,16 @@ AGE_COLUMN = Column("Age", "string", "@age", "CreationTimestamp is a timestamp."
 
 
 @dataclass(frozen=True)
+class ScalePaths:
+    """Where a resource keeps what its ``/scale`` subresource shows (JSON paths without the
+    leading dot, as a CRD's ``subresources.scale`` names them)."""
+
+    spec_replicas: str
+    status_replicas: str
+    label_selector: str = ""
+
+
+@dataclass(frozen=True)
 class ResourceSpec:
     """The registry's knowledge of one served resource."""
 
@@ -97,6 +108,8 @@ class ResourceSpec:
     categories: tuple[str, ...] = ()
     verbs: tuple[str, ...] = VERBS
     status_subresource: bool = False
+    scale: ScalePaths | None = None
+    """The ``/scale`` subresource (autoscaling/v1 Scale), when the resource has one."""
     generation: Generation = "none"
     propagation: Propagation = "Background"
     columns: tuple[Column, ...] = (NAME_COLUMN, AGE_COLUMN)

@@ -159,6 +159,18 @@ def api_resource_list(specs: Iterable[ResourceSpec], group: str, version: str) -
                     "verbs": list(STATUS_VERBS),
                 }
             )
+        if spec.scale is not None:
+            resources.append(
+                {
+                    "name": f"{r.plural}/scale",
+                    "singularName": "",
+                    "namespaced": r.namespaced,
+                    "group": "autoscaling",
+                    "version": "v1",
+                    "kind": "Scale",
+                    "verbs": list(STATUS_VERBS),
+                }
+            )
     if not resources:
         return None
     return {
@@ -183,10 +195,21 @@ def _aggregated_resource(spec: ResourceSpec) -> Json:
         entry["shortNames"] = list(spec.short_names)
     if spec.categories:
         entry["categories"] = list(spec.categories)
+    subresources: list[Json] = []
     if spec.status_subresource:
-        entry["subresources"] = [
+        subresources.append(
             {"subresource": "status", "responseKind": kind, "verbs": list(STATUS_VERBS)}
-        ]
+        )
+    if spec.scale is not None:
+        subresources.append(
+            {
+                "subresource": "scale",
+                "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
+                "verbs": list(STATUS_VERBS),
+            }
+        )
+    if subresources:
+        entry["subresources"] = subresources
     return entry
 
 

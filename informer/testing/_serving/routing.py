@@ -15,6 +15,7 @@ from informer.testing._serving.content import decode, encode, error_response, re
 from informer.testing._serving.discovery import non_resource
 from informer.testing._serving.faults import cut_response, fault_response, replaces_response
 from informer.testing._serving.lists import ListServer
+from informer.testing._serving.scale import serve_scale
 from informer.testing._serving.tables import TableEvents, table, wants_table
 from informer.testing._serving.watches import WatchServer
 from informer.testing._serving.writes import WriteHandler
@@ -94,6 +95,9 @@ class HttpApi:
         if subresource == "finalize":
             if kind.resource != NAMESPACES or method != "PUT":
                 return none
+        elif subresource == "scale":
+            if self.registry.strategy(kind.resource).spec.scale is None:
+                return none
         elif subresource and (
             subresource != "status"
             or not self.registry.strategy(kind.resource).spec.status_subresource
@@ -171,6 +175,9 @@ class HttpApi:
             raise st.no_such_path()
         if route.subresource and verb not in ("get", "update", "patch"):
             raise st.method_not_allowed()
+        paths = self.registry.strategy(resource).spec.scale
+        if route.subresource == "scale" and paths is not None and name is not None:
+            return await serve_scale(request, self.registry, kind, paths, verb, namespace, name)
         if verb == "get":
             assert name is not None
             body = await self.lists.serve_get(kind, namespace, name, query)

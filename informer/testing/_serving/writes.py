@@ -39,7 +39,7 @@ class WriteHandler:
         self.registry = registry
 
     @staticmethod
-    def _options(
+    def options(
         request: web.Request, verb: str, body_dry_run: Any = None, apply: bool = False
     ) -> WriteOptions:
         query = request.query
@@ -57,7 +57,7 @@ class WriteHandler:
         )
 
     async def create(self, request: web.Request, kind: Kind, namespace: str | None) -> web.Response:
-        options = self._options(request, "create")
+        options = self.options(request, "create")
         body = await decode_body(request)
         if not isinstance(body, dict):
             raise st.bad_request("the request body must be a JSON object")
@@ -67,7 +67,7 @@ class WriteHandler:
     async def update(
         self, request: web.Request, kind: Kind, namespace: str | None, name: str, sub: str = ""
     ) -> web.Response:
-        options = self._options(request, "update")
+        options = self.options(request, "update")
         body = await decode_body(request)
         if not isinstance(body, dict):
             raise st.bad_request("the request body must be a JSON object")
@@ -89,7 +89,7 @@ class WriteHandler:
         self, request: web.Request, kind: Kind, namespace: str | None, name: str, sub: str = ""
     ) -> web.Response:
         ctype = request.content_type
-        options = self._options(request, "patch", apply=ctype == APPLY_PATCH)
+        options = self.options(request, "patch", apply=ctype == APPLY_PATCH)
         resource, registry = kind.resource, self.registry
         if ctype == STRATEGIC_PATCH and registry.strategy(resource).spec.custom:
             # custom resources have no patch merge keys: the apiserver does not offer it
@@ -145,7 +145,7 @@ class WriteHandler:
         query: dict[str, str],
     ) -> web.Response:
         body = await decode_body(request)
-        write = self._options(
+        write = self.options(
             request, "delete", body.get("dryRun") if isinstance(body, dict) else None
         )
         options = DeleteOptions.parse(query, body)
