@@ -208,6 +208,7 @@ def observe_latency(method: str, base_url: str, seconds: float) -> None:
     REQUESTS.observe(method, _host_of(base_url), seconds)
 
 
-def observe_retry(method: str, base_url: str, status: int) -> None:
-    """Count one request sent again after the answer ``status`` (a 429, a 5xx)."""
-    REQUESTS.observe_retry(method, _host_of(base_url), str(status))
+def observe_retry(method: str, base_url: str, code: str) -> None:
+    """Count one request sent again after the answer ``code`` (a 429, a 5xx; ``<error>``: the
+    connection dropped)."""
+    REQUESTS.observe_retry(method, _host_of(base_url), code)

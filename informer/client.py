@@ -12,9 +12,10 @@ its own writes and waits until its cache has seen them before it reconciles agai
 
 A request the server throttled is sent again by itself, as client-go's REST client does
 (``RetryPolicy``): a 429 for every verb (the server refused it before running it), a 5xx that
-carries ``Retry-After`` for requests that are safe to repeat, each after the server's Retry-After,
-a bounded number of times, never past the caller's deadline (``request_deadline``); counted in
-``Client.statistics()`` and ``rest_client_request_retries_total``.
+carries ``Retry-After`` for requests that are safe to repeat, each after the server's Retry-After
+(and a GET whose connection dropped, after 1 s), a bounded number of times, never past the
+caller's deadline (``request_deadline``); counted in ``Client.statistics()`` and
+``rest_client_request_retries_total``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import contextlib
 import contextvars
 import dataclasses
 import enum
+import errno
 import math
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -99,6 +101,9 @@ class RetryPolicy:
       a create (a ``generateName`` one would create twice) nor a JSON patch (an ``add`` to a list
       adds twice): client-go retries those too; here the caller sees the error instead.
 
+    A GET whose connection was reset or cut (a pooled connection the server had closed) is sent
+    again after ``default_retry_after``, as client-go does; a timeout or a write never.
+
     A retry whose wait would end past the caller's ``request_deadline`` is not made: the error
     is raised at once. ``max_retries=0`` turns retries off.
     """
@@ -154,6 +159,22 @@ _IDEMPOTENT = frozenset(("GET", "HEAD", "PUT", "DELETE"))
 
 def _loop_time() -> float:
     return asyncio.get_running_loop().time()
+
+
+def _connection_dropped(exc: TransportError) -> bool:
+    """Whether the connection was reset or closed under the request (client-go's
+    ``IsConnectionReset``/``IsProbableEOF``), not refused nor timed out."""
+    cause = exc.__cause__
+    if isinstance(cause, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError):
+        return True
+    if isinstance(cause, aiohttp.ClientConnectorError):  # refused, DNS, TLS: not a reset
+        return False
+    if isinstance(cause, ConnectionResetError | BrokenPipeError):
+        return True
+    return isinstance(cause, aiohttp.ClientOSError) and cause.errno in (
+        errno.ECONNRESET,
+        errno.EPIPE,
+    )
 
 
 def _query(**params: str | int | bool | None) -> list[tuple[str, str]]:
@@ -286,8 +307,8 @@ class Client:
         while True:
             try:
                 return await self._send(method, path, query, body, content_type)
-            except ApiError as exc:
-                if exc.code == 429:
+            except (ApiError, TransportError) as exc:
+                if isinstance(exc, ApiError) and exc.code == 429:
                     self._throttled += 1
                 wait = self._retry_wait_for(exc, method, content_type)
                 if wait is None:
@@ -298,19 +319,29 @@ class Client:
                 tries += 1
                 self._retries += 1
                 self._retry_wait += wait
-                observe_retry(method, self.api_client.configuration.host, exc.code)
+                code = str(exc.code) if isinstance(exc, ApiError) else "<error>"
+                observe_retry(method, self.api_client.configuration.host, code)
                 log.debug(
                     "client.retry",
                     **request_info(method, path, query).log_fields(),
-                    code=exc.code,
+                    code=code,
                     retry=tries,
                     wait=round(wait, 3),
                 )
                 await self._sleep(wait)
 
-    def _retry_wait_for(self, exc: ApiError, method: str, content_type: str) -> float | None:
+    def _retry_wait_for(
+        self, exc: ApiError | TransportError, method: str, content_type: str
+    ) -> float | None:
         """How long to wait before sending this request again, or None: not to be retried."""
         policy = self.retry
+        if isinstance(exc, TransportError):
+            # client-go retries a GET whose connection was reset or cut (a pooled connection
+            # the server had closed), as if told "Retry-After: 1"; never a timeout (that would
+            # multiply request_timeout), never a write (it may have been applied)
+            if method != "GET" or not _connection_dropped(exc):
+                return None
+            return min(policy.default_retry_after, policy.max_retry_after)
         if exc.code == 429:
             wait = policy.default_retry_after if exc.retry_after is None else exc.retry_after
         elif 500 <= exc.code <= 599 and exc.retry_after is not None:

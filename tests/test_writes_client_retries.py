@@ -23,6 +23,7 @@ from informer import (
     PatchType,
     RetryPolicy,
     TooManyRequests,
+    TransportError,
     WriteRecord,
     request_deadline,
 )
@@ -168,6 +169,37 @@ async def test_retries_are_bounded_and_the_last_error_is_raised(
         with pytest.raises(TooManyRequests):
             await Client(api, clock=clock).get(CONFIGMAPS, "a", "default")
         assert answers(api_server, "get") == [429] * 11
+    finally:
+        await api.close()
+
+
+async def test_a_get_whose_connection_drops_is_sent_again(
+    api_server: ApiServer, client: Client, clock: VirtualClock
+) -> None:
+    """client-go retries a GET whose connection was reset or cut, after 1 s; a read is safe to
+    repeat whatever the server did."""
+    api_server.create(CONFIGMAPS, cm("a", k="1"))
+    api_server.faults.add(Fault(verb="get", cut_mid_line=True))
+    got = await client.get(CONFIGMAPS, "a", "default")
+    assert got.get("data") == {"k": "1"}
+    assert len([r for r in api_server.requests if r.verb == "get"]) == 2
+    assert clock.waits == [RetryPolicy().default_retry_after]
+    assert client.statistics().retries == 1
+
+
+async def test_a_request_that_times_out_is_not_sent_again(
+    api_server: ApiServer, clock: VirtualClock
+) -> None:
+    """A timeout is no dropped connection: retrying it would multiply ``request_timeout``."""
+    api = api_server.api_client()
+    try:
+        client = Client(api, request_timeout=0.2, clock=clock)
+        api_server.create(CONFIGMAPS, cm("a"))
+        api_server.faults.add(Fault(verb="get", latency=5.0))
+        with pytest.raises(TransportError):
+            await client.get(CONFIGMAPS, "a", "default")
+        assert len([r for r in api_server.requests if r.verb == "get"]) == 1
+        assert clock.waits == [] and client.statistics().retries == 0
     finally:
         await api.close()
 

@@ -46,8 +46,8 @@ class Fault:
         limiter; ``retry_after`` sets ``Retry-After`` and ``details.retryAfterSeconds``.
       - ``list_lag``: serve this list as of revision current-N, whatever RV was asked (a broken
         replica); continue tokens then pin that revision.
-      - ``cut_mid_line`` on a LIST: send the headers and half of the page, then drop the
-        connection (a connection lost mid-page).
+      - ``cut_mid_line`` on a LIST or a GET: send the headers and half of the body, then drop
+        the connection (a connection lost mid-answer).
       - watch streams, after ``after_events`` ADDED/MODIFIED/DELETED lines were sent (bookmarks are
         not counted): ``close_after_events`` K ends the stream cleanly after K events;
         ``cut_mid_line`` writes half of the next event line then drops the connection;

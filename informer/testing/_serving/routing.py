@@ -181,6 +181,8 @@ class HttpApi:
         if verb == "get":
             assert name is not None
             body = await self.lists.serve_get(kind, namespace, name, query)
+            if fault is not None and fault.cut_mid_line:
+                return await cut_response(request, record, body)
             return respond(request, self._table(kind, body, query) if table else body)
         writes = self.writes
         if verb == "create":
