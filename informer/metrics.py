@@ -41,7 +41,9 @@ over ``..._bucket`` work for any number of observations, and replicas add up):
   ``informer_handler_delivery_latency_seconds`` (a sample of deliveries: the first of the changes
   queued at once and every 64th). Two informers never share a series: when two would have the
   same labels (same selection, unnamed, transforms of the same name), the later one's
-  ``informer`` label gets ``#2``, ``#3``, ... in the order they were added.
+  ``informer`` label gets ``#2``, ``#3``, ... in the order they were added. Controllers and work
+  queues of one name are told apart the same way (controller-runtime refuses a second controller
+  of a name; here two controllers of one kind both default to it).
 """
 
 from __future__ import annotations
@@ -225,9 +227,9 @@ class InformerCollector(Collector):
             "Reconciles cut by a shutdown deadline (not counted as results).",
             labels=["controller"],
         )
-        for c in controllers:
+        names = _distinct([[c.name] for c in controllers])
+        for c, name in zip(controllers, names, strict=True):
             s = c.statistics()
-            name = [c.name]
             failed = float(s.errors + s.timeouts)
             for result, value in (
                 ("error", failed),
@@ -235,7 +237,7 @@ class InformerCollector(Collector):
                 ("requeue_after", float(s.requeued_after)),
                 ("success", float(s.succeeded)),
             ):
-                total.add_metric([c.name, result], value)
+                total.add_metric([*name, result], value)
             errors.add_metric(name, failed)
             timeouts.add_metric(name, float(s.timeouts))
             _add(durations, name, s.duration.histogram)

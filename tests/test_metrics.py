@@ -309,3 +309,32 @@ async def test_failed_timed_out_and_requeued_reconciles_count_as_controller_runt
     assert got[("controller_runtime_reconcile_time_seconds_count", c)] == 3
     queue = frozenset({"name": "c", "controller": "c"}.items())
     assert got[("workqueue_retries_total", queue)] == 2  # the failure and the timeout
+
+
+@pytest.mark.asyncio
+async def test_two_controllers_of_one_name_have_series_of_their_own(
+    api_server: ApiServer,
+) -> None:
+    api_server.create(CONFIGMAPS, {"metadata": {"name": "a", "namespace": "ns"}})
+    registry = CollectorRegistry()
+    async with (
+        api_server.api_client() as api,
+        SharedInformerFactory(api, options=ReflectorOptions(list_strategy="list")) as factory,
+    ):
+        inf = factory.informer(CONFIGMAPS)
+        first = Controller(reconciled, for_=inf, catch_up=False)
+        second = Controller(reconciled, for_=inf, catch_up=False)
+        assert first.name == second.name == "configmap"  # the default: the kind
+        register_metrics(first, second, registry=registry)
+        async with first, second:
+            await wait_until(
+                lambda: first.statistics().succeeded == second.statistics().succeeded == 1
+            )
+            got = scrape(registry)
+    for metric in ("controller_runtime_reconcile_time_seconds_count", "workqueue_adds_total"):
+        found = series(got, metric)
+        assert sorted(dict(lbls).get("controller") for lbls in found) == [
+            "configmap",
+            "configmap#2",
+        ]
+        assert set(found.values()) == {1.0}
