@@ -33,10 +33,10 @@ the application. So every module of ``informer`` logs through::
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import sys
-import sysconfig
 import traceback
 from collections.abc import Iterator
 from typing import Any
@@ -50,10 +50,6 @@ ROOT = "informer"
 logging.getLogger(ROOT).addHandler(logging.NullHandler())
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
-_INSTALLED = tuple(
-    {os.path.join(p, "") for p in (sysconfig.get_paths().get(k) for k in ("stdlib", "purelib",
-     "platlib", "platstdlib")) if p}
-)  # fmt: skip
 
 
 def describe_error(exc: BaseException) -> str:
@@ -72,9 +68,19 @@ def _in_library(filename: str) -> bool:
     return os.path.abspath(filename).startswith(_PACKAGE)
 
 
+@functools.cache
+def _install_dirs() -> tuple[str, ...]:
+    """Where the standard library and installed packages live (looked up once, when needed)."""
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    keys = ("stdlib", "platstdlib", "purelib", "platlib")
+    return tuple({os.path.join(paths[k], "") for k in keys if paths.get(k)})
+
+
 def _installed(filename: str) -> bool:
     """In the standard library or an installed package (not the application's own code)."""
-    return os.path.abspath(filename).startswith(_INSTALLED)
+    return os.path.abspath(filename).startswith(_install_dirs())
 
 
 def _user_frame(exc: BaseException) -> tuple[str, str, int] | None:
