@@ -17,6 +17,7 @@ over ``..._bucket`` work for any number of observations, and replicas add up):
   ``controller_runtime_reconcile_time_seconds``
   (controller-runtime's buckets), ``controller_runtime_max_concurrent_reconciles``,
   ``controller_runtime_active_workers``; ours: ``controller_stale_skips_total``,
+  ``controller_freshness_wait_seconds`` (read-your-own-writes waits),
   ``controller_reconcile_cancelled_total`` (cut by a shutdown deadline).
 - work queues (labels ``name`` and ``controller``, both the queue's name, as controller-runtime
   sets them): ``workqueue_depth{priority}``, ``workqueue_adds_total``, ``workqueue_retries_total``,
@@ -228,6 +229,12 @@ class InformerCollector(Collector):
             labels=["controller"],
         )
         names = _distinct([[c.name] for c in controllers])
+        freshness = _histogram(
+            "controller_freshness_wait_seconds",
+            "Seconds a key waited for the caches to show the controller's own writes before its "
+            "reconcile (keys with writes pending only).",
+            ["controller"],
+        )
         for c, name in zip(controllers, names, strict=True):
             s = c.statistics()
             failed = float(s.errors + s.timeouts)
@@ -245,7 +252,9 @@ class InformerCollector(Collector):
             active.add_metric(name, float(s.active))
             stale.add_metric(name, float(s.stale_skips))
             cancelled.add_metric(name, float(s.cancelled))
+            _add(freshness, name, s.freshness_wait.histogram)
         yield from (total, errors, timeouts, durations, workers, active, stale, cancelled)
+        yield freshness
 
     def _informer_metrics(self, informers: list[Informer]) -> Iterator[Metric]:
         counters = {

@@ -188,6 +188,7 @@ async def test_controller_durations_are_cumulative_histograms_past_a_thousand_re
     assert got[("controller_runtime_reconcile_timeouts_total", frozenset(mirror.items()))] == 0
     assert got[("controller_runtime_max_concurrent_reconciles", frozenset(mirror.items()))] == 2
     assert ("controller_runtime_active_workers", frozenset(mirror.items())) in got
+    assert got[("controller_freshness_wait_seconds_count", frozenset(mirror.items()))] == 0
     queue = {"name": "mirror", "controller": "mirror"}
     assert got[("workqueue_adds_total", frozenset(queue.items()))] == n  # keys newly queued
     assert got[("workqueue_retries_total", frozenset(queue.items()))] == 0
