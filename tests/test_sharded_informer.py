@@ -293,3 +293,15 @@ async def test_metrics_show_what_a_sharded_informer_holds() -> None:
     assert lines["informer_shard_lanes"].endswith(" 1.0")
     dropped = len(objs) - len(keys_in(objs, LOW))
     assert lines["reflector_shard_filtered_total"].endswith(f" {float(dropped)}")
+
+
+async def test_an_exact_snapshot_is_of_the_ranges_held(server: ApiServer) -> None:
+    objs = seed(server, 30)
+    async with running_informer(server, shards=HIGH) as inf:
+        rv = inf.store.resource_version
+        seed(server, 5, "later")
+        snapshot = await inf.reflector.list_exact(rv)
+        assert snapshot.resource_version == rv
+        assert {o.key for o in snapshot.items} == keys_in(objs, HIGH)
+        inf.set_shards(ShardSet())
+        assert (await inf.reflector.list_exact(rv)).items == []

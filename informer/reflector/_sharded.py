@@ -22,6 +22,7 @@ import contextlib
 import dataclasses
 from dataclasses import dataclass
 
+from informer.pager import ListResult
 from informer.reflector._core import DeltaSink
 from informer.reflector._options import ReflectorOptions
 from informer.reflector._reflector import Reflector
@@ -93,6 +94,7 @@ class ShardedReflector(Reflector):
         self.parent_store = store
         self.field = field
         self._lanes: list[_Lane] = []
+        self._ending: set[asyncio.Task[None]] = set()  # tasks of lanes given up, still ending
         self._running = False
         self._changes = 0
         self._dropped = 0
@@ -136,7 +138,10 @@ class ShardedReflector(Reflector):
                 continue
             keep = lane.partition.shards - removed
             if not keep:
-                self._stop_lane(lane)
+                ending = self._stop_lane(lane)
+                if ending is not None:
+                    self._ending.add(ending)
+                    ending.add_done_callback(self._ending.discard)
                 self._retire(lane.reflector.statistics())
                 self._dropped += self.parent_store.drop_partition(lane.partition)
                 self._lanes.remove(lane)
@@ -224,12 +229,20 @@ class ShardedReflector(Reflector):
         finally:
             self._running = False
             tasks = [t for lane in self._lanes if (t := lane.task) is not None]
+            tasks += self._ending
             for lane in self._lanes:
                 lane.task = None
             for task in tasks:
                 task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def list_exact(self, resource_version: str) -> ListResult:
+        """A snapshot at exactly ``resource_version`` of the ranges held (none: no object)."""
+        result = await super().list_exact(resource_version)
+        if self.shard_selector is None:
+            return ListResult([], result.resource_version, result.pages)
+        return result
 
     # -- statistics ----------------------------------------------------------------------------
     def shard_statistics(self) -> ShardStats:
