@@ -268,6 +268,9 @@ class Ring:
                 except (ApiError, TransportError, MalformedResponse) as exc:
                     self._counts["round_errors"] += 1
                     self._log.warning("ring.round_failed", error=describe_error(exc))
+                except Exception as exc:  # a bug or a garbage Lease: counted, the next round
+                    self._counts["round_errors"] += 1
+                    self._log.error("ring.round_failed", error=describe_error(exc))
                 await self.clock.sleep(self._next_round())
         finally:
             graceful = self._lease.state is ElectionState.STOPPED  # shutdown, not fencing
