@@ -26,8 +26,9 @@ from informer.reflector import (
     ShardStats,
 )
 from informer.resource import Resource
-from informer.shards import ShardField, ShardRange, ShardSet
+from informer.shards import ShardField, ShardRange, ShardSet, hash_value
 from informer.store import Delta, Store, Tombstone
+from informer.store._waiters import _meta_of
 from informer.transport import Transport
 
 __all__ = [
@@ -266,13 +267,22 @@ class Informer:
             await self.reflector.synced.wait()
 
     async def wait_for_resource_version(self, rv: str, timeout: float | None = None) -> None:
-        """Until the cache has seen ``rv`` (see ``Store.wait_for_resource_version``)."""
+        """Until the cache has seen ``rv`` (see ``Store.wait_for_resource_version``).
+
+        A sharded informer holding no range has nothing to wait for: it returns at once."""
+        if self._holds_nothing():
+            return
         await self.store.wait_for_resource_version(rv, timeout)
 
     async def wait_for_write(
         self, obj: Mapping[str, Any] | Any, timeout: float | None = None
     ) -> KubeObject | None:
-        """Read-your-writes: until the cache holds what a create/update/patch returned."""
+        """Read-your-writes: until the cache holds what a create/update/patch returned.
+
+        A sharded informer returns None at once for an object outside its ranges (it never
+        holds it)."""
+        if self._holds_nothing() or not self._may_hold(obj):
+            return None
         return await self.store.wait_for_write(obj, timeout)
 
     async def wait_for_deletion(
@@ -280,7 +290,27 @@ class Informer:
     ) -> None:
         """Until no cached object has the deleted object's uid (the object, or the ``Status`` a
         DELETE answers; see ``Store.wait_for_deletion``)."""
+        if self._holds_nothing():
+            return
         await self.store.wait_for_deletion(obj, timeout, namespace=self.reflector.namespace)
+
+    def _holds_nothing(self) -> bool:
+        r = self.reflector
+        return isinstance(r, ShardedReflector) and not r.shards
+
+    def _may_hold(self, obj: Mapping[str, Any] | Any) -> bool:
+        """False when a sharded informer's ranges exclude ``obj`` (by its uid or namespace)."""
+        r = self.reflector
+        if not isinstance(r, ShardedReflector):
+            return True
+        try:
+            _, namespace, uid, _ = _meta_of(obj)
+        except (TypeError, ValueError, AttributeError):
+            return True  # the store's wait says what is wrong with it
+        value = uid if r.field is ShardField.UID else namespace
+        if r.field is ShardField.UID and not uid:
+            return True
+        return r.shards.contains(hash_value(value))
 
     def statistics(self) -> ReflectorStats:
         return self.reflector.statistics()
