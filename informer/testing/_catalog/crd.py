@@ -6,7 +6,9 @@ with ``served``, ``subresources.status``, ``additionalPrinterColumns`` and the s
 before serving anything (422 Invalid, with its field paths and wording). ``accepted_status``
 is the status the real apiextensions controllers converge to (NamesAccepted, Established).
 
-Versions share nothing here: each served version is its own collection (no conversion).
+Several served versions are one collection, stored in the storage version: a read in another
+version rewrites ``apiVersion`` (``conversion: None``); a storage version that is not served
+leaves each served version its own collection.
 """
 
 from __future__ import annotations
@@ -103,6 +105,11 @@ def served_specs(crd: Json) -> list[ResourceSpec]:
     spec = crd.get("spec") or {}
     names = _names(crd)
     specs = []
+    versions = [v for v in spec.get("versions") or [] if isinstance(v, dict)]
+    stored = next((v for v in versions if v.get("storage")), None)
+    storage_version = (
+        str(stored.get("name") or "") if stored is not None and stored.get("served", True) else ""
+    )
     for version in spec.get("versions") or []:
         if not isinstance(version, dict) or not version.get("served", True):
             continue
@@ -137,6 +144,7 @@ def served_specs(crd: Json) -> list[ResourceSpec]:
                 generation="spec" if status else "all",
                 columns=_printer_columns(version),
                 custom=True,
+                storage_version=(storage_version if storage_version != resource.version else ""),
                 schema=schema if isinstance(schema, dict) else None,
                 selectable_fields=tuple(
                     str(f["jsonPath"]).lstrip(".")

@@ -115,6 +115,9 @@ class ResourceSpec:
     columns: tuple[Column, ...] = (NAME_COLUMN, AGE_COLUMN)
     custom: bool = False
     """Served for a CustomResourceDefinition: list items keep kind and apiVersion."""
+    storage_version: str = ""
+    """A custom resource's storage version, when another one: objects of all served versions
+    are one collection stored in that version (``conversion: None`` rewrites apiVersion)."""
     selectable_fields: tuple[str, ...] = ()
     """A custom resource version's ``selectableFields`` (paths without the leading dot)."""
     unconditional_update: bool = True

@@ -273,14 +273,36 @@ class Registry:
         """Serve the resource of ``spec`` (again, after its CRD was deleted and re-created)."""
         resource = spec.resource
         key = (resource.group, resource.version, resource.plural)
+        stored = resource
+        if spec.storage_version:
+            stored = Resource(
+                resource.group,
+                spec.storage_version,
+                resource.plural,
+                resource.kind,
+                namespaced=resource.namespaced,
+            )
+        self.store.register(stored, strip_items=not spec.custom)
         if key in self.kinds:
             if spec.custom and resource in self.strategies:  # a CRD update: its new schema
-                self.strategies[resource] = Strategy(self.kinds[key], spec)
+                self.strategies[resource] = Strategy(self.store.kinds[stored], spec)
             return
-        self.store.register(resource, strip_items=not spec.custom)
-        kind = self.store.kinds[resource]
-        self.kinds[key] = kind
-        self.strategies[resource] = Strategy(kind, spec)
+        # another version of a stored collection is served through a view of its own
+        view = self.store.kinds[resource] if stored == resource else Kind(resource, False)
+        self.kinds[key] = view
+        self.strategies[resource] = Strategy(self.store.kinds[stored], spec)
+
+    def storage_kind(self, kind: Kind) -> Kind:
+        """The stored collection behind a served resource (itself, but for another version
+        of a custom resource stored in its storage version)."""
+        return self.strategy(kind.resource).kind
+
+    def _view(self, resource: Resource, obj: Json) -> Json:
+        """``obj`` as the served version ``resource`` shows it (``conversion: None``)."""
+        if obj.get("apiVersion") != resource.api_version and resource in self.strategies:
+            if self.strategies[resource].resource != resource:
+                obj["apiVersion"] = resource.api_version
+        return obj
 
     def unserve(self, resource: Resource) -> None:
         """Stop serving ``resource`` (its CRD is gone); its objects were deleted before."""
@@ -299,7 +321,7 @@ class Registry:
         for served in self.kinds.values():
             r = served.resource
             if r.kind == kind and r.api_version == api_version:
-                return r
+                return self.strategy(r).resource  # the stored collection
         return None
 
     def namespaced_resources(self) -> list[Resource]:
@@ -416,7 +438,8 @@ class Registry:
             obj = strategy.schema.decode(obj, options if options.validate else None)
         self._admit_namespace(resource, namespace, name, setup)
         key = self.key(resource, namespace, name)
-        if key in self.store.objects[resource]:
+        stored = strategy.resource
+        if key in self.store.objects[stored]:
             raise st.already_exists(resource, name)
         data = strategy.build(obj, name, namespace, None, keep_status=setup)
         if strategy.schema is not None and options.validate:
@@ -426,12 +449,12 @@ class Registry:
         self._stamp_managers(resource, data, None, obj, options)
         if options.dry_run:
             del data["metadata"]["resourceVersion"]
-            return data
-        change = self._commit(resource, key, data)
+            return self._view(resource, data)
+        change = self._commit(stored, key, data)
         if not setup:
-            self.controllers.collect_orphan(resource, key)
+            self.controllers.collect_orphan(stored, key)
         assert change.obj is not None
-        return dict(_decode(change.obj.typed))
+        return self._view(resource, dict(_decode(change.obj.typed)))
 
     def update(
         self,
@@ -460,7 +483,8 @@ class Registry:
         obj = copy(obj)
         namespace = self.namespace_of(resource, namespace)
         key = self.key(resource, namespace, name)
-        current = self.store.objects[resource].get(key)
+        stored = strategy.resource
+        current = self.store.objects[stored].get(key)
         if current is None:
             raise st.not_found(resource, name)
         wanted = precondition_rv or (obj.get("metadata") or {}).get("resourceVersion")
@@ -494,17 +518,17 @@ class Registry:
         data["metadata"]["resourceVersion"] = current.data["metadata"]["resourceVersion"]
         self._stamp_managers(resource, data, current.data, obj, options, subresource)
         if options.dry_run:
-            return data
+            return self._view(resource, data)
         if update_rules(resource, data, current.data):
-            self._commit(resource, key, None)
-            return data
+            self._commit(stored, key, None)
+            return self._view(resource, data)
         if data == current.data:
             # a no-op write is not written to etcd (GuaranteedUpdate short-circuits): same RV,
             # no new revision, no watch event
-            return dict(_decode(current.typed))
-        change = self._commit(resource, key, data)
+            return self._view(resource, dict(_decode(current.typed)))
+        change = self._commit(stored, key, data)
         assert change.obj is not None
-        return dict(_decode(change.obj.typed))
+        return self._view(resource, dict(_decode(change.obj.typed)))
 
     @staticmethod
     def _stamp_managers(
@@ -595,14 +619,14 @@ class Registry:
         options: WriteOptions = _DIRECT,
     ) -> Json:
         """Update the object to ``apply(current)`` (a patch of any format)."""
-        self.strategy(resource)
+        strategy = self.strategy(resource)
         namespace = self.namespace_of(resource, namespace)
-        current = self.store.objects[resource].get(self.key(resource, namespace, name))
+        current = self.store.objects[strategy.resource].get(self.key(resource, namespace, name))
         if current is None:
             raise st.not_found(resource, name)
         if precondition_rv:
             self._check_rv_precondition(resource, name, precondition_rv, current)
-        patched = apply(_decode(current.typed))
+        patched = apply(self._view(resource, dict(_decode(current.typed))))
         if not isinstance(patched, dict):
             raise st.bad_request("the patch must produce a JSON object")
         meta = patched.setdefault("metadata", {})
@@ -623,7 +647,7 @@ class Registry:
         """A controller's write: ``mutate`` a copy of the current object and update it (the
         lifecycle rules apply: removing the last finalizer of an object being deleted deletes
         it). Nothing happens when the object is gone."""
-        current = self.store.objects[resource].get(key)
+        current = self.store.objects[self.strategy(resource).resource].get(key)
         if current is None:
             return
         data = copy(current.data)
@@ -662,7 +686,8 @@ class Registry:
         )
         namespace = self.namespace_of(resource, namespace)
         key = self.key(resource, namespace, name)
-        current = self.store.objects[resource].get(key)
+        stored = strategy.resource
+        current = self.store.objects[stored].get(key)
         if current is None:
             raise st.not_found(resource, name)
         meta = current.data["metadata"]
@@ -683,15 +708,16 @@ class Registry:
             )
         staying = deletion_state(strategy.spec, copy(current.data), options)
         if write.dry_run:
-            return staying if staying is not None else dict(_decode(current.typed))
+            found = staying if staying is not None else dict(_decode(current.typed))
+            return self._view(resource, found)
         if staying is not None:
             if staying == current.data:
-                return dict(_decode(current.typed))
-            change = self._commit(resource, key, staying)
+                return self._view(resource, dict(_decode(current.typed)))
+            change = self._commit(stored, key, staying)
             assert change.obj is not None
-            return dict(_decode(change.obj.typed))
-        change = self._commit(resource, key, None)
-        return dict(_decode(change.deleted_object().typed))
+            return self._view(resource, dict(_decode(change.obj.typed)))
+        change = self._commit(stored, key, None)
+        return self._view(resource, dict(_decode(change.deleted_object().typed)))
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -701,15 +727,16 @@ class Registry:
         found = self.store.objects[self.strategy(resource).resource].get(
             self.key(resource, namespace, name)
         )
-        return dict(_decode(found.typed)) if found is not None else None
+        return self._view(resource, dict(_decode(found.typed))) if found is not None else None
 
     def list_objects(self, resource: Resource, namespace: str | None = None) -> list[Json]:
         """Current objects of ``resource`` (in one namespace if given), in key order."""
-        live = self.store.objects[self.strategy(resource).resource]
+        stored = self.strategy(resource).resource
+        live = self.store.objects[stored]
         prefix = f"{namespace}/" if namespace and resource.namespaced else ""
         return [
-            dict(_decode(live[k].typed))
-            for k in self.store.sorted_keys(resource, live)
+            self._view(resource, dict(_decode(live[k].typed)))
+            for k in self.store.sorted_keys(stored, live)
             if k.startswith(prefix)
         ]
 
@@ -721,11 +748,12 @@ class Registry:
         """
         strategy = self.strategy(resource)
         generation = strategy.spec.generation != "none"
-        live = self.store.objects[resource]
+        stored = strategy.resource
+        live = self.store.objects[stored]
         namespaces = self.store.objects[NAMESPACES]
         index = self.controllers.index
         created = now()
-        kind_name, api_version = resource.kind, resource.api_version
+        kind_name, api_version = resource.kind, stored.api_version
         seen: set[str] = set()
         namespace_of, key_of = self.namespace_of, self.key
 
@@ -763,13 +791,13 @@ class Registry:
                     if k not in _TYPE_AND_META:
                         data[k] = v
                 if "ownerReferences" in meta:
-                    index(resource, key, data, None)
+                    index(stored, key, data, None)
                 yield key, data
 
         collecting = gc.isenabled()
         gc.disable()
         try:
-            self.store.bulk_add(resource, build())
+            self.store.bulk_add(stored, build())
         finally:
             if collecting:
                 gc.enable()

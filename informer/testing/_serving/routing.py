@@ -3,6 +3,7 @@ dispatching to list, watch, get and the registry's writes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from aiohttp import web
@@ -17,6 +18,7 @@ from informer.testing._serving.faults import cut_response, fault_response, repla
 from informer.testing._serving.lists import ListServer
 from informer.testing._serving.scale import serve_scale
 from informer.testing._serving.tables import TableEvents, table, wants_table
+from informer.testing._serving.versions import version_view
 from informer.testing._serving.watches import WatchServer
 from informer.testing._serving.writes import WriteHandler
 from informer.testing._signals import Signal
@@ -159,15 +161,32 @@ class HttpApi:
         verb, namespace, name = route.verb, route.namespace, route.name
         resource = kind.resource
         table = wants_table(request.headers.get("Accept", "")) and not route.subresource
+        stored = self.registry.storage_kind(kind)
+        view = version_view(stored, kind)  # another version than the stored one
         if verb == "watch":
             spec = self.registry.strategy(resource).spec
-            convert = TableEvents(spec, query.get("includeObject", "Metadata")) if table else None
+            convert: Callable[[list[bytes]], list[bytes]] | None = (
+                TableEvents(spec, query.get("includeObject", "Metadata")) if table else None
+            )
+            if view is not None:
+                convert = _viewed(view, convert)
             return await self.watches.serve(
-                request, record, kind, namespace, name, query, fault, convert, spec.field_labels
+                request,
+                record,
+                stored,
+                namespace,
+                name,
+                query,
+                fault,
+                convert,
+                spec.field_labels,
+                shown=kind,
             )
         if verb == "list":
             fields_of = self.registry.strategy(resource).spec.field_labels
-            body = await self.lists.serve_list(kind, namespace, query, fault, fields_of)
+            body = await self.lists.serve_list(stored, namespace, query, fault, fields_of)
+            if view is not None:
+                body = view(body)
             if fault is not None and fault.cut_mid_line:
                 return await cut_response(request, record, body)
             return respond(request, self._table(kind, body, query) if table else body)
@@ -180,7 +199,9 @@ class HttpApi:
             return await serve_scale(request, self.registry, kind, paths, verb, namespace, name)
         if verb == "get":
             assert name is not None
-            body = await self.lists.serve_get(kind, namespace, name, query)
+            body = await self.lists.serve_get(stored, namespace, name, query)
+            if view is not None:
+                body = view(body)
             if fault is not None and fault.cut_mid_line:
                 return await cut_response(request, record, body)
             return respond(request, self._table(kind, body, query) if table else body)
@@ -213,3 +234,15 @@ class HttpApi:
             list_meta = {"resourceVersion": decoded["metadata"].get("resourceVersion", "")}
         spec = self.registry.strategy(kind.resource).spec
         return encode(table(spec, items, list_meta, query.get("includeObject", "Metadata")))
+
+
+def _viewed(
+    view: Callable[[bytes], bytes], then: Callable[[list[bytes]], list[bytes]] | None
+) -> Callable[[list[bytes]], list[bytes]]:
+    """Watch lines rewritten into the served version, then (Tables) converted."""
+
+    def convert(lines: list[bytes]) -> list[bytes]:
+        viewed = [view(line) for line in lines]
+        return then(viewed) if then is not None else viewed
+
+    return convert

@@ -143,6 +143,7 @@ class WatchServer:
         fault: Fault | None,
         convert: Callable[[list[bytes]], list[bytes]] | None = None,
         fields_of: FieldLabels | None = None,
+        shown: Kind | None = None,
     ) -> web.StreamResponse:
         """Validate, then stream until the timeout, a fault, a restore or the server's stop.
 
@@ -219,9 +220,9 @@ class WatchServer:
                     lines = convert(lines)
                 trailer = None
                 if end_bookmark:
-                    trailer = bookmark(kind, history.format_rv(start), True)
+                    trailer = bookmark(shown or kind, history.format_rv(start), True)
                 await writer.send(lines, trailer)
-            await self._stream(kind, watch, writer, deadline, convert)
+            await self._stream(kind, watch, writer, deadline, convert, shown or kind)
         except (StreamEnd, ConnectionError):
             pass
         except StreamCut:
@@ -269,7 +270,10 @@ class WatchServer:
         writer: WatchWriter,
         deadline: float,
         convert: Callable[[list[bytes]], list[bytes]] | None = None,
+        shown: Kind | None = None,
     ) -> None:
+        """``shown``: the served version bookmarks name (another version of a custom
+        resource than the stored ``kind``)."""
         history, options = self.history, self.options
         loop = asyncio.get_running_loop()
         now = loop.time()
@@ -309,7 +313,7 @@ class WatchServer:
                 if watch.bookmark_now or eligible:
                     watch.bookmark_now = False
                 if eligible and visible >= watch.start:
-                    trailer = bookmark(kind, history.format_rv(watch.cursor))
+                    trailer = bookmark(shown or kind, history.format_rv(watch.cursor))
                 watch.force_bookmark = False
             if lines or trailer:
                 if convert is not None and lines:
