@@ -4,6 +4,7 @@ carries the selector, a change of ranges lists and watches only the change."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Any
 
@@ -305,3 +306,38 @@ async def test_an_exact_snapshot_is_of_the_ranges_held(server: ApiServer) -> Non
         assert {o.key for o in snapshot.items} == keys_in(objs, HIGH)
         inf.set_shards(ShardSet())
         assert (await inf.reflector.list_exact(rv)).items == []
+
+
+@pytest.mark.parametrize(
+    "info",
+    ['"x"', '{"selector": 5}', "{}", "null", "[1]", '{"selector": "shardRange("}', "1e999"],
+)
+def test_an_odd_shard_info_means_not_filtered_never_a_failed_list(info: str) -> None:
+    from informer.pager import server_applied
+    from informer.shards import ShardSelector
+    from informer.transport._decode import _decode_list
+
+    body = (
+        '{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"5",'
+        f'"shardInfo":{info}}},"items":[]}}'
+    ).encode()
+    page = _decode_list(body, CONFIGMAPS, "/api/v1/configmaps")
+    assert not server_applied(page, ShardSelector.of(LOW))
+
+
+def test_a_shard_info_is_compared_by_its_ranges_not_its_spelling() -> None:
+    from informer.pager import server_applied
+    from informer.shards import ShardSelector
+    from informer.transport._decode import _decode_list
+
+    def page(selector: str) -> Any:
+        meta = json.dumps({"resourceVersion": "5", "shardInfo": {"selector": selector}})
+        body = f'{{"kind":"ConfigMapList","apiVersion":"v1","metadata":{meta},"items":[]}}'
+        return _decode_list(body.encode(), CONFIGMAPS, "/api/v1/configmaps")
+
+    low = ShardSelector.of(LOW)
+    halves = " || ".join(str(ShardSelector.of([r])) for r in ShardRange.split(4)[:2])
+    assert server_applied(page(halves), low)  # the same hashes, written as two ranges
+    assert not server_applied(page(str(ShardSelector.of(HIGH))), low)
+    namespaced = ShardSelector.of(LOW, ShardField.NAMESPACE)
+    assert not server_applied(page(str(namespaced)), low)

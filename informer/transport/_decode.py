@@ -32,15 +32,13 @@ EventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]
 _EVENT_TYPES: frozenset[str] = frozenset(("ADDED", "MODIFIED", "DELETED", "BOOKMARK"))
 
 
-class _ShardInfo(msgspec.Struct, gc=False):
-    selector: str = ""
-
-
 class _ListMeta(msgspec.Struct, gc=False, rename="camel"):
     resource_version: str = ""
     continue_: str = msgspec.field(name="continue", default="")
     remaining_item_count: int | None = None
-    shard_info: _ShardInfo | None = None
+    # any JSON: an odd shardInfo (not an object, no string selector) means "not filtered",
+    # never a failed list
+    shard_info: msgspec.Raw = msgspec.field(default_factory=msgspec.Raw)
 
 
 class _ListBody(msgspec.Struct, gc=False):
@@ -200,7 +198,7 @@ def _decode_list(
             raise MalformedResponse(f"GET {path}: list body is not a list: {exc}") from exc
 
     meta = decoded.metadata
-    shard_info = meta.shard_info.selector if meta.shard_info is not None else None
+    shard_info = _shard_selector_of(meta.shard_info) if meta.shard_info else None
     return ListPage._deferred(
         build,
         len(raws),
@@ -209,6 +207,21 @@ def _decode_list(
         meta.remaining_item_count,
         shard_info,
     )
+
+
+class _ShardInfo(msgspec.Struct, gc=False):
+    selector: str
+
+
+_shard_info_decoder = msgspec.json.Decoder(_ShardInfo)
+
+
+def _shard_selector_of(raw: msgspec.Raw) -> str | None:
+    """``metadata.shardInfo.selector``, or None when it is not a string in an object."""
+    try:
+        return _shard_info_decoder.decode(raw).selector
+    except _DECODE_ERRORS:
+        return None
 
 
 def _decode_last_line(
