@@ -5,6 +5,7 @@ applied; list types and CEL ``x-kubernetes-validations`` rules checked; updates 
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -82,7 +83,7 @@ def website_crd() -> dict[str, Any]:
                     "served": True,
                     "storage": True,
                     "subresources": {"status": {}},
-                    "schema": {"openAPIV3Schema": SCHEMA},
+                    "schema": {"openAPIV3Schema": copy.deepcopy(SCHEMA)},
                 }
             ],
         },
@@ -291,3 +292,45 @@ async def test_status_is_validated_through_its_subresource(crd: ApiServer, clien
     reply = await client.request(crd, "PUT", WEBSITES + "/st/status", body)
     assert reply.status == 422
     assert reply.body["details"]["causes"][0]["field"] == "status.ready"
+
+
+async def test_a_crd_with_a_schema_the_apiserver_refuses_is_422(
+    api_server: ApiServer, client: Client
+) -> None:
+    crd = website_crd()
+    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    spec = schema["properties"]["spec"]
+    spec["properties"]["tags"]["uniqueItems"] = True
+    spec["properties"]["untyped"] = {"description": "no type"}
+    reply = await client.request(api_server, "POST", CRD_PATH, crd)
+    assert reply.status == 422
+    causes = {(c["field"], c["message"]) for c in reply.body["details"]["causes"]}
+    base = "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties"
+    assert causes == {
+        (
+            f"{base}[tags].uniqueItems",
+            "Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes "
+            "quadratic",
+        ),
+        (f"{base}[untyped].type", "Required value: must not be empty for specified object fields"),
+    }
+
+
+async def test_embedded_resources_need_api_version_and_kind(
+    api_server: ApiServer, client: Client
+) -> None:
+    crd = website_crd()
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["properties"]["template"] = {
+        "type": "object",
+        "x-kubernetes-embedded-resource": True,
+        "x-kubernetes-preserve-unknown-fields": True,
+    }
+    assert (await client.request(api_server, "POST", CRD_PATH, crd)).status == 201
+    body = website("e", image="nginx", template={"kind": "ConfigMap", "data": {"a": "b"}})
+    reply = await create(api_server, client, body)
+    assert reply.status == 422
+    causes = [(c["field"], c["message"]) for c in reply.body["details"]["causes"]]
+    assert causes == [("spec.template.apiVersion", "Required value: must not be empty")]
+    body["spec"]["template"]["apiVersion"] = "v1"
+    assert (await create(api_server, client, body)).status == 201

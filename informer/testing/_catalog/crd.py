@@ -74,8 +74,68 @@ def validate(crd: Json, name: str) -> None:
                 "must have exactly one version marked as storage version",
             )
         )
+    for index, version in enumerate(versions):
+        if not isinstance(version, dict):
+            continue
+        schema = (version.get("schema") or {}).get("openAPIV3Schema")
+        if isinstance(schema, dict):
+            where = f"spec.versions[{index}].schema.openAPIV3Schema"
+            errors.extend(_schema_errors(schema, where, "root"))
     if errors:
         raise st.invalid_object(CRDS, CRDS.kind, name, errors)
+
+
+def _schema_errors(node: Json, path: str, place: str) -> list[tuple[str, str, str]]:
+    """What the apiextensions server refuses in a v1 schema node (structural-schema rules the
+    served objects depend on): a missing ``type``, ``uniqueItems: true``, ``properties`` with
+    ``additionalProperties``."""
+    errors: list[tuple[str, str, str]] = []
+    typed = (
+        node.get("type")
+        or node.get("x-kubernetes-int-or-string")
+        or node.get("x-kubernetes-preserve-unknown-fields")
+    )
+    if not typed:
+        detail = {
+            "root": "must not be empty at the root",
+            "property": "must not be empty for specified object fields",
+            "items": "must not be empty for specified array items",
+        }.get(place)
+        if detail:
+            errors.append(st.required(f"{path}.type", detail))
+    elif place == "root" and node.get("type") not in (None, "object"):
+        errors.append(
+            (
+                "FieldValueInvalid",
+                f"{path}.type",
+                f'Invalid value: "{node.get("type")}": must be object at the root',
+            )
+        )
+    if node.get("uniqueItems") is True:
+        errors.append(
+            st.forbidden(
+                f"{path}.uniqueItems",
+                "uniqueItems cannot be set to true since the runtime complexity becomes quadratic",
+            )
+        )
+    props = node.get("properties")
+    extra = node.get("additionalProperties")
+    if isinstance(props, dict) and props and extra not in (None, False):
+        errors.append(
+            st.forbidden(
+                f"{path}.additionalProperties",
+                "additionalProperties and properties are mutual exclusive",
+            )
+        )
+    if isinstance(props, dict):
+        for key, sub in props.items():
+            if isinstance(sub, dict):
+                errors.extend(_schema_errors(sub, f"{path}.properties[{key}]", "property"))
+    if isinstance(node.get("items"), dict):
+        errors.extend(_schema_errors(node["items"], f"{path}.items", "items"))
+    if isinstance(extra, dict):
+        errors.extend(_schema_errors(extra, f"{path}.additionalProperties", "additional"))
+    return errors
 
 
 def _printer_columns(version: Json) -> tuple[Column, ...]:

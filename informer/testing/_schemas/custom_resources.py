@@ -17,6 +17,7 @@ from informer.testing import _status as st
 from informer.testing._query.write_options import WriteOptions
 from informer.testing._schemas import structural
 from informer.testing._schemas.cel_rules import evaluate_rules
+from informer.testing._schemas.embedded import embedded_errors
 from informer.testing._schemas.list_types import list_type_errors
 from informer.testing._schemas.openapi_validation import FieldError, SchemaValidator
 
@@ -66,6 +67,7 @@ class CustomResourceSchema:
         """422 Invalid with every cause when ``data`` (the object to store) breaks the schema,
         a list type or a CEL rule; CEL rules that cannot be evaluated here add warnings."""
         errors = self._validator.validate(data)
+        errors.extend(embedded_errors(self.schema, data))
         errors.extend(list_type_errors(self.schema, data))
         outcome = evaluate_rules(self.schema, data, old if old is not None else _MISSING)
         errors.extend(outcome.errors)
