@@ -1,4 +1,5 @@
-"""``informer watch``: sync progress and events, JSON lines, --wait-for-rv, one-line errors."""
+"""``informer watch``: sync progress and events, JSON lines, --wait-for-rv, one-line errors, and
+debug logs as JSON lines with timestamps, requests and watches."""
 
 from __future__ import annotations
 
@@ -164,3 +165,27 @@ async def test_failures_are_one_line_errors(api_server: ApiServer, tmp_path: Pat
         "informer watch: error: timed out: cache at resource version '1' has not reached "
         "'999' within 0.2s\n"
     )
+
+
+def test_debug_json_logs_carry_timestamps_requests_and_watches(served: Served) -> None:
+    rv = served.create_configmap("a", "logs")["metadata"]["resourceVersion"]
+    done = subprocess.run(
+        cli(
+            "watch", "cm", "-n", "logs", "--wait-for-rv", rv, "--timeout", "30",
+            "--log-level", "debug", "--log-format", "json",
+            "--kubeconfig", str(served.kubeconfig),
+        ),
+        cwd=REPO_ROOT,
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    records = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
+    assert records and all("timestamp" in r for r in records), done.stderr
+    events = {r["event"] for r in records}
+    assert {"transport.request", "reflector.synced"} <= events, events
+    requests = [r for r in records if r["event"] == "transport.request"]
+    assert any(r["path"].startswith("/api/v1/namespaces/logs/configmaps?") for r in requests)
+    assert all(r["level"] == "debug" and "status" in r for r in requests)
