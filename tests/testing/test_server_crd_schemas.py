@@ -334,3 +334,45 @@ async def test_embedded_resources_need_api_version_and_kind(
     assert causes == [("spec.template.apiVersion", "Required value: must not be empty")]
     body["spec"]["template"]["apiVersion"] = "v1"
     assert (await create(api_server, client, body)).status == 201
+
+
+async def test_server_side_apply_merges_map_lists_by_their_keys(
+    api_server: ApiServer, client: Client
+) -> None:
+    crd = website_crd()
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["properties"]["routes"]["x-kubernetes-list-type"] = "map"
+    spec["properties"]["routes"]["x-kubernetes-list-map-keys"] = ["path"]
+    assert (await client.request(api_server, "POST", CRD_PATH, crd)).status == 201
+    apply = "application/apply-patch+yaml"
+
+    async def applied(manager: str, routes: list[Any]) -> Any:
+        body = website("ssa", image="nginx", routes=routes)
+        return await client.request(
+            api_server, "PATCH", WEBSITES + "/ssa", body, apply, fieldManager=manager
+        )
+
+    assert (await applied("a", [{"path": "/a", "weight": 1}])).status == 201
+    second = await applied("b", [{"path": "/b", "weight": 2}])
+    assert second.status == 200, second.body
+    assert second.body["spec"]["routes"] == [
+        {"path": "/a", "weight": 1},
+        {"path": "/b", "weight": 2},
+    ]
+    conflict = await applied("b", [{"path": "/a", "weight": 5}])
+    assert conflict.status == 409
+
+
+async def test_a_default_added_later_shows_on_objects_stored_before(
+    crd: ApiServer, client: Client
+) -> None:
+    created = await create(crd, client, website("early", image="nginx"))
+    assert "tier" not in created.body["spec"]
+    current = (await client.get(crd, CRD_PATH + "/websites.fidelity.example.com")).body
+    schema = current["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    schema["properties"]["spec"]["properties"]["tier"]["default"] = "web"
+    updated = await client.request(crd, "PUT", CRD_PATH + "/websites.fidelity.example.com", current)
+    assert updated.status == 200, updated.body
+    read = await client.get(crd, WEBSITES + "/early")
+    assert read.body["spec"]["tier"] == "web"
+    assert read.body["metadata"]["resourceVersion"] == created.body["metadata"]["resourceVersion"]

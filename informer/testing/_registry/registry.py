@@ -35,6 +35,7 @@ from informer.testing._lifecycle.finalizers import CRD_CLEANUP
 from informer.testing._patches.json_patches import merge_patch
 from informer.testing._patches.managed_fields import track_update
 from informer.testing._query.write_options import WriteOptions
+from informer.testing._schemas.apply_types import register_schema_types
 from informer.testing._schemas.custom_resources import CustomResourceSchema
 from informer.testing._schemas.validation import check_type, validate_object
 from informer.testing._storage.history import History
@@ -93,6 +94,8 @@ class Strategy:
             else None
         )
         """The structural schema of a custom resource version (pruning, defaults, validation)."""
+        if self.schema is not None and spec.schema is not None:
+            register_schema_types(kind.resource.group, kind.resource.plural, spec.schema)
 
     def build(
         self,
@@ -285,12 +288,25 @@ class Registry:
         self.store.register(stored, strip_items=not spec.custom)
         if key in self.kinds:
             if spec.custom and resource in self.strategies:  # a CRD update: its new schema
-                self.strategies[resource] = Strategy(self.store.kinds[stored], spec)
+                strategy = Strategy(self.store.kinds[stored], spec)
+                self.strategies[resource] = strategy
+                if stored == resource and strategy.schema is not None:
+                    self._default_stored(strategy)
             return
         # another version of a stored collection is served through a view of its own
         view = self.store.kinds[resource] if stored == resource else Kind(resource, False)
         self.kinds[key] = view
         self.strategies[resource] = Strategy(self.store.kinds[stored], spec)
+
+    def _default_stored(self, strategy: Strategy) -> None:
+        """Stored objects as a read shows them under a new schema: with its defaults (the
+        apiserver defaults what it reads from etcd; no new resourceVersion, no event)."""
+        assert strategy.schema is not None
+        live = self.store.objects[strategy.resource]
+        for key, found in list(live.items()):
+            defaulted = strategy.schema.default(found.data)
+            if defaulted != found.data:
+                live[key] = StoredObject(found.kind, defaulted, found.revision)
 
     def storage_kind(self, kind: Kind) -> Kind:
         """The stored collection behind a served resource (itself, but for another version
