@@ -235,6 +235,26 @@ async def test_shutdown_drops_queued_and_delayed_keys() -> None:
         await q.get()
 
 
+async def test_restart_after_shutdown_starts_empty_and_keeps_counting() -> None:
+    q, clock = make()
+    q.add("a")
+    assert await q.get() == "a"
+    q.add_rate_limited("a")  # held and re-added: a retry after 1 s
+    q.done("a")
+    q.add_after("b", 60.0)
+    q.shutdown()
+    q.restart()
+    assert len(q) == 0 and "a" not in q and "b" not in q
+    clock.advance(120.0)  # the dropped keys' timers do not bring them back
+    assert len(q) == 0
+    q.add("c")
+    assert await q.get() == "c"
+    q.done("c")
+    stats = q.statistics()
+    assert (stats.adds, stats.retries, stats.work_duration.count) == (4, 1, 2)
+    assert q.num_requeues("a") == 1  # the retry history carries on
+
+
 async def test_shutdown_with_drain_hands_out_ready_keys_then_returns() -> None:
     q, _ = make()
     q.add("held")

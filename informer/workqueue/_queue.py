@@ -16,6 +16,8 @@ Semantics are client-go's workqueue with controller-runtime's priority queue on 
 - ``shutdown()`` stops at once: adds are ignored, ``get`` raises ``QueueShutDown``; the keys queued
   are dropped. ``await shutdown_with_drain()`` also ignores adds, but ``get`` keeps handing out the
   keys already ready until none is left, and it returns when no key is queued or held.
+  ``restart()`` takes adds again, empty, with its counters and retry history carried on (one
+  queue, and one series of statistics, over a controller's successive runs).
 
 All time goes through an injectable ``Clock`` (``ManualClock`` in tests).
 """
@@ -246,6 +248,19 @@ class WorkQueue(Generic[K]):
             self._wakeup.set()
             self._check_idle()
         await self._idle.wait()
+
+    def restart(self) -> None:
+        """Take adds and hand out keys again (after ``shutdown``), starting empty: keys still
+        queued or waiting are dropped. The counters, the latency and duration samples and the
+        rate limiter's per-key retry history carry on, so the queue's statistics stay cumulative
+        over its life (a controller's new run, e.g. a new leadership term, starts from its caches
+        on the same queue). A key a worker still holds stays held until ``done``."""
+        self._state = _State.RUNNING
+        self._queued.clear()
+        self._ready.clear()
+        self._waiting.clear()
+        self._schedule()
+        self._check_idle()
 
     def _drop_waiting(self) -> None:
         for _, version, key in self._waiting:
