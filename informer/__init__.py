@@ -15,7 +15,7 @@ from informer.client import (
     request_deadline,
 )
 from informer.connect import connect
-from informer.controller import Controller, ControllerStats, Request, Result
+from informer.controller import Controller, ControllerState, ControllerStats, Request, Result
 from informer.discovery import DiscoveryError, UnknownResource, discover
 from informer.errors import (
     AlreadyExists,
@@ -111,6 +111,7 @@ __all__ = [
     "ConfigurationError",
     "Conflict",
     "Controller",
+    "ControllerState",
     "ControllerStats",
     "DeliveryLatency",
     "Delta",

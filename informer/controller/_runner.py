@@ -12,22 +12,32 @@
 - Workers start only when every informer has synced and the controller's handlers have received
   the initial state, so a first reconcile never sees a half-filled cache. With ``catch_up`` (the
   default), each run also first waits, up to ``freshness_timeout``, until every informer holds
-  at least what a consistent list of its selection shows at that moment: a new leader with warm
-  caches must not act on caches older than the previous leader's last writes (it would delete
-  what it does not see yet, or create it again). This costs one list per informer and run; a
-  cache that does not get there in time is logged and the run starts.
+  at least what a consistent list of its selection shows at that moment (``_catch_up``).
 - ``reconcile(request)`` returns ``None`` (done: the key's backoff is forgotten), a delay in
   seconds or a ``Result`` (requeue after it), or raises (rate-limited requeue at the same
-  priority). ``reconcile_timeout`` bounds one reconcile (counted, then retried as a failure).
+  priority). Whatever escapes a reconcile is such a failure, a ``CancelledError`` included when
+  the worker itself was not cancelled (the reconcile awaited something another task cancelled:
+  a shared lookup, a shielded task): only a real cancellation of the worker ends it.
+  ``reconcile_timeout`` bounds one reconcile (counted, then retried as a failure).
 - Read-your-own-writes (on when a writes ``client`` is given): see ``_freshness``. Before
   reconciling a key the controller has written for, it waits up to ``freshness_timeout`` for its
   caches to show those writes; else the key is requeued (rate-limited) and counted as a stale skip.
-- Stopping (``stop()``, cancelling ``run()``, leaving ``async with``) is graceful: no new key is
-  taken; reconciles in flight finish unless ``shutdown_timeout`` passes first, then they are
-  cancelled. The default, 4 s, is below a Lease's ``lease_duration - renew_deadline`` (15 - 10 s):
-  a leader that stepped down has stopped reconciling before another replica can take over.
-  ``run()`` may be called again after it ended (e.g. on regaining leadership): it starts from the
-  caches' current state, as a new leader must.
+
+Lifecycle (``ControllerState``; the informer's rules): ``start()`` runs the controller in a
+background task, ``await run()`` runs it in the caller's task, ``async with`` is start + stop.
+``await stop()`` stops it however it runs (a ``run()`` then returns ``None``) and returns, in
+every concurrent caller, only once it has stopped. Stopping is graceful: no new key is taken;
+reconciles in flight finish unless ``shutdown_timeout`` passes first, then they are cancelled. The
+default, 4 s, is below a Lease's ``lease_duration - renew_deadline`` (15 - 10 s): a leader that
+stepped down has stopped reconciling before another replica can take over. A start (or run)
+during a stop takes effect once that stop's teardown has ended: one run at a time. Each run starts
+from the caches' current state, as a new leader must (keys left in the queue by the previous run
+are dropped); the queue itself, its counters and the controller's counters last the controller's
+life. A run that can no longer reconcile (a worker ended by something other than a stop: a
+``BaseException`` out of a reconcile, a bug) stops gracefully and fails: ``run()`` raises the
+error, the state is ``FAILED``, ``error`` holds it, and for a controller run by ``start()`` the
+next ``stop()`` (or leaving ``async with``) raises it. It never looks like a clean stop: under
+``LeaderElector.run(on_started_leading=controller.run)`` the replica gives up its Lease.
 
 Every reconcile logs ``controller.reconciled`` (controller, key, duration, result): at DEBUG when
 it succeeded, at WARNING when it failed, with the exception's type and the application's line that
@@ -39,15 +49,14 @@ object data).
 from __future__ import annotations
 
 import asyncio
-import enum
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from informer._histogram import RECONCILE_BUCKETS
 from informer._log import describe_error, describe_failure, get_logger
 from informer.client import Client
+from informer.controller._catch_up import catch_up
 from informer.controller._freshness import WriteTracker, reconciling
 from informer.controller._keys import (
     Mapper,
@@ -57,16 +66,11 @@ from informer.controller._keys import (
     object_of,
     request_for,
 )
+from informer.controller._lifecycle import ACTIVE, ControllerState, Driver, ended
 from informer.controller._partition import Partition
-from informer.errors import ApiError, StaleCacheError, TransportError
+from informer.controller._stats import ControllerStats
 from informer.informer import Handler, Informer
 from informer.objects import KubeObject
-from informer.resource_version import (
-    InvalidResourceVersion,
-    compare_resource_versions,
-    is_comparable,
-    rv_sort_key,
-)
 from informer.store import Delta
 from informer.workqueue import (
     Clock,
@@ -75,9 +79,8 @@ from informer.workqueue import (
     QueueShutDown,
     RateLimiter,
     WorkQueue,
-    WorkQueueStats,
 )
-from informer.workqueue._stats import Percentiles, _Window
+from informer.workqueue._stats import _Window
 
 __all__ = ["Controller", "ControllerState", "ControllerStats", "Reconcile"]
 
@@ -94,43 +97,13 @@ _COUNTER = {  # reconcile result -> ControllerStats counter
 Reconcile = Callable[[Request], Awaitable[float | Result | None]]
 
 
-class ControllerState(enum.Enum):
-    NEW = "new"
-    SYNCING = "syncing"  # waiting for the informers and the initial state
-    RUNNING = "running"
-    STOPPING = "stopping"  # no new key taken; reconciles in flight finishing
-    STOPPED = "stopped"
-
-
-@dataclass(frozen=True, slots=True)
-class ControllerStats:
-    """Counters of a controller (over its lifetime) and a snapshot of its queue.
-
-    ``reconciles`` = ``succeeded`` + ``requeued_after`` + ``errors`` + ``timeouts`` (+ those cut by
-    a shutdown deadline, ``cancelled``); ``stale_skips`` are keys requeued because the caches had
-    not yet seen the controller's own writes (not reconciled); ``freshness_wait`` is the time
-    spent waiting for them (keys with pending writes only).
-    """
-
-    state: ControllerState
-    workers: int
-    active: int
-    reconciles: int
-    succeeded: int
-    requeued_after: int
-    errors: int
-    timeouts: int
-    cancelled: int
-    stale_skips: int
-    writes_tracked: int
-    freshness_failed_open: int
-    duration: Percentiles
-    freshness_wait: Percentiles
-    queue: WorkQueueStats
-
-
 class Controller:
-    """Reconciles keys from informer changes with workers (see the module docstring)."""
+    """Reconciles keys from informer changes with workers (see the module docstring).
+
+    Lifecycle API: ``start()``, ``await stop()``, ``await run()``, ``async with``, ``state``
+    (``ControllerState``), ``error`` (what the last run failed with), ``await
+    wait_running(timeout)``. The informers are the caller's to start and stop.
+    """
 
     def __init__(
         self,
@@ -163,16 +136,20 @@ class Controller:
         self.shutdown_timeout = shutdown_timeout
         self.resync_period = resync_period
         self.catch_up = catch_up
-        self._rate_limiter = rate_limiter
         self._clock = clock or MonotonicClock()
         self._log = _log.bind(controller=self.name)
         self._client = client
         self._tracker = WriteTracker(self.informers, self._log)
         self._state = ControllerState.NEW
-        self.queue: WorkQueue[Request] = self._new_queue()
-        self._task: asyncio.Task[None] | None = None
+        self._driver: Driver | None = None  # the latest; an older one may still be ending
+        self._error: BaseException | None = None
+        self.queue: WorkQueue[Request] = WorkQueue(
+            rate_limiter=rate_limiter, clock=self._clock, name=self.name
+        )
+        """The controller's one work queue, for its whole life (emptied at each run's start)."""
         self._running = asyncio.Event()
         self._reconciling: dict[asyncio.Task[None], bool] = {}  # worker -> inside reconcile
+        self._runs = 0
         self._counts = dict.fromkeys(
             ("reconciles", "succeeded", "requeued_after", "errors", "timeouts", "cancelled"), 0
         )
@@ -180,9 +157,6 @@ class Controller:
         self._durations = _Window(buckets=RECONCILE_BUCKETS)  # controller-runtime's layout
         self._freshness_waits = _Window()
         self.partition: Partition | None = None  # set by Ring.shard: reconcile part of the keys
-
-    def _new_queue(self) -> WorkQueue[Request]:
-        return WorkQueue(rate_limiter=self._rate_limiter, clock=self._clock, name=self.name)
 
     @property
     def informers(self) -> list[Informer]:
@@ -193,11 +167,16 @@ class Controller:
                 found.append(inf)
         return found
 
+    # -- lifecycle -----------------------------------------------------------------------------
     @property
     def state(self) -> ControllerState:
         return self._state
 
-    # -- lifecycle -----------------------------------------------------------------------------
+    @property
+    def error(self) -> BaseException | None:
+        """What the last run failed with (state ``FAILED``); None otherwise."""
+        return self._error
+
     async def __aenter__(self) -> Self:
         self.start()
         return self
@@ -211,104 +190,166 @@ class Controller:
         await self.stop()
 
     def start(self) -> None:
-        """Run in a background task until ``stop``."""
-        if self._task is None:
-            self._task = asyncio.create_task(self.run(), name=f"controller-{self.name}")
+        """Run in a background task until ``stop``.
+
+        Does nothing while it runs (``SYNCING``, ``RUNNING``). During a stop, the controller runs
+        again as soon as that stop's teardown has ended. A failure of this run is logged
+        (``controller.failed``), puts the controller in ``FAILED`` and is raised by the next
+        ``stop()``.
+        """
+        if self._state not in ACTIVE:
+            self._launch(by_run=False)
 
     async def stop(self) -> None:
-        """Stop gracefully (see the module docstring) and wait for it."""
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            await asyncio.wait([task])
-            error = None if task.cancelled() else task.exception()
+        """Stop gracefully (see the module docstring) and return once stopped.
+
+        Stops the controller however it runs (``start``, ``async with``, ``run``: that ``run``
+        returns ``None``); every concurrent ``stop`` returns only once it has stopped, unless a
+        later ``start`` or ``run`` runs it again. Raises the error a run begun by ``start``
+        failed with, once (a ``run`` raises its own failure). Does nothing on a controller that
+        is not running.
+        """
+        driver = self._begin_stop()
+        await ended(driver)
+        if driver is not None and not driver.by_run and not driver.failure_reported:
+            error = driver.error
             if error is not None:
+                driver.failure_reported = True
                 raise error
+
+    async def run(self) -> None:
+        """Run in the caller's task: sync, reconcile until stopped, then stop gracefully.
+
+        Returns ``None`` when ``stop()`` stopped it. Cancelled, it stops gracefully and raises
+        ``CancelledError`` only once its teardown has ended (reconciles finished or cut at
+        ``shutdown_timeout``), even if cancelled again meanwhile: a leader's work must have
+        stopped when its term's ``run`` returns. Raises the error a failed run ended with.
+        Raises ``RuntimeError`` if the controller is already running (``start``, ``async with``
+        or another ``run``): two runs would take keys from one queue.
+        """
+        if self._state in ACTIVE:
+            raise RuntimeError(f"controller {self.name} is already running")
+        driver = self._launch(by_run=True)
+        try:
+            await ended(driver)
+        except asyncio.CancelledError:
+            if self._driver is driver:  # not replaced by a later start: stop it
+                self._begin_stop()
+            await _through_cancellation(ended(driver))
+            raise
+        error = driver.error
+        if error is not None:
+            raise error
 
     async def wait_running(self, timeout: float | None = None) -> None:
         """Until the workers have started (every informer synced, initial state queued)."""
         async with asyncio.timeout(timeout):
             await self._running.wait()
 
-    async def run(self) -> None:
-        """Reconcile until cancelled; then stop gracefully."""
-        if self._state in (
-            ControllerState.SYNCING,
-            ControllerState.RUNNING,
-            ControllerState.STOPPING,
-        ):
-            raise RuntimeError(f"controller {self.name} is already running (or stopping)")
-        if self._state is not ControllerState.NEW:
-            self.queue = self._new_queue()  # a new run starts from the caches, not old keys
+    def _begin_stop(self) -> Driver | None:
+        """Cancel the running driver (once); the driver ``stop`` must wait for, if any."""
+        driver = self._driver
+        if driver is not None and self._state in ACTIVE:
+            self._state = ControllerState.STOPPING
+            driver.task.cancel()
+        return driver
+
+    def _launch(self, *, by_run: bool) -> Driver:
+        """A new driver, chained after the one that may still be stopping."""
+        driver = Driver(self._driver, by_run=by_run)
+        driver.task = asyncio.create_task(self._drive(driver), name=f"controller-{self.name}")
+        driver.task.add_done_callback(lambda _: self._ended(driver))  # also if it never ran
+        self._driver = driver
         self._state = ControllerState.SYNCING
+        self._error = None
+        self._runs += 1
+        return driver
+
+    def _set_state(self, driver: Driver, state: ControllerState) -> None:
+        if self._driver is driver:  # an older driver ending does not touch the newer one's state
+            self._state = state
+
+    def _ended(self, driver: Driver) -> None:
+        error = driver.error
+        if error is not None:
+            self._log.error("controller.failed", error=describe_error(error))
+        if self._driver is driver:
+            self._state = ControllerState.STOPPED if error is None else ControllerState.FAILED
+            self._error = error
+
+    async def _drive(self, driver: Driver) -> None:
+        try:
+            await ended(driver.previous)  # its teardown first: one run at a time
+            driver.previous = None
+            await self._run_once(driver)
+        finally:
+            if driver.previous is not None:  # stopped before the previous one had ended
+                await ended(driver.previous)
+
+    async def _run_once(self, driver: Driver) -> None:
+        """One run: sync, reconcile until cancelled (stop) or a worker ends, then tear down.
+        Raises the failure that ended it, or a worker's failure met while tearing down."""
+        self.queue.restart()  # a run starts from the caches: no key of the previous run
         unsubscribe = self._client.observe_writes(self._tracker.observe) if self._client else None
         handlers = self._register_handlers()
         workers: list[asyncio.Task[None]] = []
-        resync: asyncio.Task[None] | None = None
+        resync: list[asyncio.Task[None]] = []
+        failure: BaseException | None = None
         try:
             await asyncio.gather(*(inf.wait_for_sync() for inf in self.informers))
             await asyncio.gather(*(handler.wait_idle() for _, handler in handlers))
             if self.catch_up:
                 await asyncio.gather(*(self._catch_up(inf) for inf in self.informers))
-            self._state = ControllerState.RUNNING
+            self._set_state(driver, ControllerState.RUNNING)
             self._running.set()
             self._log.info("controller.started", workers=self.workers)
-            workers = [
+            workers += [
                 asyncio.create_task(self._worker(), name=f"controller-{self.name}-{i}")
                 for i in range(self.workers)
             ]
             if self.resync_period:
-                resync = asyncio.create_task(self._resync_loop(self.resync_period))
-            await asyncio.wait(workers)  # not gather: a cancelled gather would cut reconciles
+                resync.append(
+                    asyncio.create_task(
+                        self._resync_loop(self.resync_period), name=f"controller-{self.name}-resync"
+                    )
+                )
+            # not gather: a cancelled gather would cut reconciles
+            done, _ = await asyncio.wait(workers + resync, return_when=asyncio.FIRST_COMPLETED)
+            failure = self._failure_of(done.pop())
         finally:
-            self._state = ControllerState.STOPPING
+            self._set_state(driver, ControllerState.STOPPING)
             self._running.clear()
             self.queue.shutdown()
-            if resync is not None:
-                resync.cancel()
+            for task in resync:
+                task.cancel()
             await self._stop_workers(workers)
+            if resync:
+                await asyncio.wait(resync)
             for inf, handler in handlers:
                 await inf.remove_handler(handler)
             if unsubscribe is not None:
                 unsubscribe()
-            self._state = ControllerState.STOPPED
             self._log.info("controller.stopped")
+            failure = failure or next(
+                (f for t in workers + resync if (f := _error_of(t)) is not None), None
+            )
+            if failure is not None:  # also over a stop in flight: it must not look clean
+                raise failure
+
+    def _failure_of(self, task: asyncio.Task[None]) -> BaseException:
+        """Why a worker (or the resync loop) ended while the controller was running."""
+        error = _error_of(task)
+        how = "cancelled" if task.cancelled() else "returned"
+        described = describe_error(error) if error is not None else how
+        self._log.error("controller.worker_ended", task=task.get_name(), error=described)
+        if error is not None:
+            return error
+        return RuntimeError(f"controller {self.name}: {task.get_name()} {how} while running")
 
     async def _catch_up(self, inf: Informer) -> None:
-        """Until ``inf`` holds at least the state a consistent list of its selection shows now:
-        every listed object at its listed RV or newer, none of the cached objects the list no
-        longer has. Needs no bookmark, so a quiet resource does not wait. A ``limit=1`` list
-        first: when the cache has seen the server's current RV, the full list is skipped.
-        Bounded by ``freshness_timeout``; fails open (logged)."""
-        log = self._log.bind(resource=inf.resource.group_resource)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.freshness_timeout
-        try:
-            reflector = inf.reflector
-            probe = await reflector.transport.list_page(
-                inf.resource, namespace=reflector.namespace, limit=1
-            )
-            if is_comparable(probe.resource_version) and inf.store.is_fresh(probe.resource_version):
-                return  # the cache has seen the server's current RV: nothing can be missing
-            listed, list_rv = await _list_all(inf)
-            newest = max(
-                (rv for rv in listed.values() if is_comparable(rv)), key=rv_sort_key, default=None
-            )
-            if newest is not None:
-                await inf.wait_for_resource_version(newest, max(0.0, deadline - loop.time()))
-            if not is_comparable(list_rv):
-                return
-            for obj in inf.store.list():
-                rv = obj.resource_version
-                if obj.uid in listed or not is_comparable(rv):
-                    continue
-                if compare_resource_versions(rv, list_rv) <= 0:  # existed when listed: gone since
-                    status = {"kind": "Status", "details": {"name": obj.name, "uid": obj.uid}}
-                    await inf.wait_for_deletion(status, max(0.0, deadline - loop.time()))
-        except StaleCacheError:
-            log.warning("controller.catch_up_timeout")
-        except (InvalidResourceVersion, ApiError, TransportError) as exc:
-            log.warning("controller.catch_up_failed", error=describe_error(exc))
+        """Until ``inf`` holds at least what a consistent list of its selection shows now, bounded
+        by ``freshness_timeout`` (``_catch_up.catch_up``; a sharded range's start uses it too)."""
+        await catch_up(inf, self.freshness_timeout, self._log)
 
     async def _stop_workers(self, workers: list[asyncio.Task[None]]) -> None:
         """Let reconciles in flight finish (up to ``shutdown_timeout``); cut everything else."""
@@ -365,10 +406,12 @@ class Controller:
 
     # -- workers -------------------------------------------------------------------------------
     async def _worker(self) -> None:
+        """Take keys until the queue shuts down or this worker is cancelled (a reconcile that
+        swallowed the cancellation still ends the worker once it returns)."""
         task = asyncio.current_task()
         assert task is not None
         try:
-            while True:
+            while not task.cancelling():
                 try:
                     request, priority = await self.queue.get_with_priority()
                 except QueueShutDown:
@@ -380,7 +423,7 @@ class Controller:
         finally:
             self._reconciling.pop(task, None)
 
-    async def _process(self, task: asyncio.Task[None], request: Request, priority: int) -> None:
+    async def _process(self, task: asyncio.Task[Any], request: Request, priority: int) -> None:
         if self.partition is not None and not self.partition.admits_key(request):
             return  # its range moved away since it was queued
         if self._tracker.pending(request):
@@ -404,9 +447,13 @@ class Controller:
         except TimeoutError:
             self._finish(request, priority, "timeout", started, None)
             self.queue.add_rate_limited(request, priority)
-        except asyncio.CancelledError:
-            self._finish(request, priority, "cancelled", started, None)
-            raise
+        except asyncio.CancelledError as exc:
+            if task.cancelling():  # this worker is being cancelled (a stop): end it
+                self._finish(request, priority, "cancelled", started, None)
+                raise
+            # the reconcile awaited something another task cancelled: a failure like any other
+            self._finish(request, priority, "error", started, exc)
+            self.queue.add_rate_limited(request, priority)
         except Exception as exc:
             self._finish(request, priority, "error", started, exc)
             self.queue.add_rate_limited(request, priority)
@@ -454,6 +501,7 @@ class Controller:
             state=self._state,
             workers=self.workers,
             active=sum(self._reconciling.values()),
+            runs=self._runs,
             stale_skips=self._stale_skips,
             writes_tracked=self._tracker.recorded,
             freshness_failed_open=self._tracker.failed_open,
@@ -464,25 +512,19 @@ class Controller:
         )
 
 
-async def _list_all(inf: Informer) -> tuple[dict[str, str], str]:
-    """uid -> RV of every object in ``inf``'s selection now (a consistent, paginated list), and
-    the list's RV."""
-    reflector = inf.reflector
-    listed: dict[str, str] = {}
-    continue_: str | None = None
-    while True:
-        page = await reflector.transport.list_page(
-            inf.resource,
-            namespace=reflector.namespace,
-            label_selector=reflector.label_selector,
-            field_selector=reflector.field_selector,
-            limit=500,
-            continue_=continue_,
-        )
-        listed.update((o.uid, o.resource_version) for o in page.items)
-        if not page.continue_:
-            return listed, page.resource_version
-        continue_ = page.continue_
+async def _through_cancellation(waited: Awaitable[None]) -> None:
+    """Await ``waited`` to its end even if the caller is cancelled again meanwhile (the caller
+    raises its ``CancelledError`` after)."""
+    future = asyncio.ensure_future(waited)
+    while not future.done():
+        try:
+            await asyncio.shield(future)
+        except asyncio.CancelledError:
+            continue
+
+
+def _error_of(task: asyncio.Task[Any]) -> BaseException | None:
+    return None if not task.done() or task.cancelled() else task.exception()
 
 
 def _requeue_of(outcome: float | Result | None) -> tuple[float | None, int | None]:
