@@ -68,7 +68,7 @@ def control_url(base: str, what: str) -> str:
 
 
 def path_of(kind: str) -> str:
-    return "/api/v1/pods" if kind == "pods" else "/api/v1/configmaps"
+    return "/api/v1/configmaps" if kind == "configmaps" else "/api/v1/pods"
 
 
 # -- D: msgspec envelope + metadata structs, raw bytes kept ----------------------------------------
@@ -190,7 +190,7 @@ async def product(spec: dict[str, Any], base: str) -> dict[str, Any]:
     from informer.transforms import DROP_MANAGED_FIELDS
 
     case, n, w = spec["case"], spec["n"], spec["w"]
-    res = PODS if spec["kind"] == "pods" else CONFIGMAPS
+    res = CONFIGMAPS if spec["kind"] == "configmaps" else PODS
     transform: Any = None
     if spec.get("transform") == "drop":
         transform = DROP_MANAGED_FIELDS
@@ -248,7 +248,7 @@ async def product(spec: dict[str, Any], base: str) -> dict[str, Any]:
     out["rss_delta"] = rss() - before
     if case == "read-all":
         for obj in inf.store.list():
-            obj["spec" if spec["kind"] == "pods" else "data"]
+            obj["data" if spec["kind"] == "configmaps" else "spec"]
         gc.collect()
         out["rss_after_read"] = rss() - before
     if case == "relist-peak":

@@ -26,7 +26,7 @@ import socket
 from dataclasses import dataclass, field
 from typing import Any
 
-from _objects import make_items  # type: ignore[import-not-found,unused-ignore]
+from _objects import make_items, make_real_items  # type: ignore[import-not-found,unused-ignore]
 from aiohttp import web
 
 CHUNK = 1 << 20
@@ -35,7 +35,7 @@ FIRST_RV = 1_000_000
 
 @dataclass
 class Dataset:
-    kind: str  # "pods" or "configmaps"
+    kind: str  # "pods", "realpods" (``_objects.make_real_items``) or "configmaps"
     count: int
     watch_events: int
     page: int = 500
@@ -61,6 +61,15 @@ def pod_items(count: int, first_rv: int = FIRST_RV) -> list[bytes]:
     return [
         i.replace(b'"kind":"Pod","apiVersion":"v1",', b"", 1)
         for i in make_items(count, first_rv=first_rv)
+    ]
+
+
+def real_pod_items(count: int, first_rv: int = FIRST_RV) -> list[bytes]:
+    """The realistic Pods (``_objects.make_real_items``: 60 workloads, per-Pod high-entropy
+    fields), as list items. A watch-fill set (first_rv past the list) draws other Pods."""
+    return [
+        i.replace(b'"kind":"Pod","apiVersion":"v1",', b"", 1)
+        for i in make_real_items(count, first_rv=first_rv, seed=22 + (first_rv != FIRST_RV))
     ]
 
 
@@ -101,8 +110,8 @@ def _event(kind: str, type_: str, item: bytes) -> bytes:
 
 
 def build(ds: Dataset) -> _Built:
-    kind = "Pod" if ds.kind == "pods" else "ConfigMap"
-    make = pod_items if ds.kind == "pods" else configmap_items
+    kind = "ConfigMap" if ds.kind == "configmaps" else "Pod"
+    make = {"pods": pod_items, "realpods": real_pod_items, "configmaps": configmap_items}[ds.kind]
     items = make(ds.count)
     list_rv = FIRST_RV + ds.count
     pages = []
