@@ -27,7 +27,7 @@ from tests.election_helpers import LEASE, RENEW, RETRY, SteppedClock
 
 pytestmark = pytest.mark.asyncio
 
-PARENTS = 48
+PARENTS = 32
 NS = "default"
 
 

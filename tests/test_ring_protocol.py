@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -58,7 +59,14 @@ async def _schedule(actions: list[tuple[str, int]]) -> None:
         assert c.acting.overlaps == []
 
 
-@settings(max_examples=12, database=None)
+@settings(max_examples=6, database=None)
 @given(actions=ACTIONS)
 def test_no_hash_is_ever_acted_on_by_two_members(actions: list[tuple[str, int]]) -> None:
+    asyncio.run(_schedule(actions))
+
+
+@pytest.mark.soak
+@settings(max_examples=300, database=None)
+@given(actions=ACTIONS)
+def test_no_hash_is_ever_acted_on_by_two_members_soak(actions: list[tuple[str, int]]) -> None:
     asyncio.run(_schedule(actions))
