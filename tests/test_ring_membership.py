@@ -109,3 +109,32 @@ async def test_a_member_whose_claims_cannot_be_read_is_assumed_to_claim_everythi
         assert c.acting.overlaps == []
         await c.step(LEASE + RETRY)
         assert api_server.get(LEASES, "ops-zombie", "default") is None  # collected
+
+
+async def test_ranges_start_only_once_every_participant_is_prepared(api_server: ApiServer) -> None:
+    class NotReady:
+        """Fails its first two preparations (an informer that could not list)."""
+
+        def __init__(self) -> None:
+            self.failures = 2
+
+        async def prepare(self, ranges: ShardSet) -> None:
+            if self.failures:
+                self.failures -= 1
+                raise RuntimeError("not ready")
+
+        def started(self, ranges: ShardSet) -> None:
+            return None
+
+        async def stop(self, ranges: ShardSet, timeout: float) -> None:
+            return None
+
+    async with cluster(api_server, "") as c:
+        a = c.add("a")
+        a._participants.insert(0, NotReady())
+        await c.clock.settle(c.sleepers)
+        assert not a.acting and a.held == ShardSet.full()  # claimed, not started
+        await c.step(RETRY)
+        assert not a.acting
+        await c.until_converged(limit=2 * RETRY)
+        assert c.acting.now["a"] == ShardSet.full()

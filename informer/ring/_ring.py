@@ -277,7 +277,8 @@ class Ring:
             if not graceful:
                 self._counts["fenced"] += 1
                 self._log.warning("ring.fenced", ranges=len(self.acting))
-            await self._stop(self.acting, self.handover_timeout if graceful else 0.0)
+            # everything claimed: a range prepared (an informer listing it) but not started too
+            await self._stop(self.acting | self.held, self.handover_timeout if graceful else 0.0)
 
     def _after_term(self) -> None:
         """Claim nothing until the Lease is written again (it then publishes an empty held)."""
@@ -308,7 +309,7 @@ class Ring:
         wrote = False
         giving = self.held - self.target
         if giving:
-            await self._stop(giving & self.acting, self.handover_timeout)
+            await self._stop(giving, self.handover_timeout)
             self._set_held(self.held - giving)
             wrote = await self._lease.renew_now()
             self._log.info("ring.released", share=round(giving.share, 6), acknowledged=wrote)
@@ -397,7 +398,8 @@ class Ring:
 
     async def _start(self, ranges: ShardSet) -> None:
         for p in list(self._participants):
-            await self._call(p.prepare(ranges), "prepare")
+            if not await self._call(p.prepare(ranges), "prepare"):
+                return  # not ready: the next round prepares them again
         if not self._lease.is_leader:
             return  # the term ended while preparing
         self.acting = self.acting | ranges
@@ -414,15 +416,17 @@ class Ring:
     async def _stop(self, ranges: ShardSet, timeout: float) -> None:
         if not ranges:
             return
+        self._counts["stopped"] += len(ranges & self.acting)
         self.acting = self.acting - ranges
-        self._counts["stopped"] += len(ranges)
         self._changed.set()
         for p in reversed(self._participants):
             await self._call(p.stop(ranges, timeout), "stop")
         self._log.info("ring.stopped", share=round(ranges.share, 6), acting=self.acting.share)
 
-    async def _call(self, step: Awaitable[None], name: str) -> None:
+    async def _call(self, step: Awaitable[None], name: str) -> bool:
         try:
             await step
         except Exception as exc:
             self._log.error("ring.participant_failed", step=name, error=describe_error(exc))
+            return False
+        return True
