@@ -10,11 +10,29 @@ from urllib.parse import quote
 from informer.errors import ConfigurationError
 
 __all__ = [
+    "CLUSTERROLEBINDINGS",
+    "CLUSTERROLES",
     "CONFIGMAPS",
+    "CRONJOBS",
+    "CUSTOMRESOURCEDEFINITIONS",
+    "DAEMONSETS",
+    "DEPLOYMENTS",
+    "ENDPOINTSLICES",
+    "EVENTS",
+    "INGRESSES",
+    "JOBS",
     "LEASES",
     "NAMESPACES",
+    "NODES",
+    "PERSISTENTVOLUMECLAIMS",
     "PODS",
+    "REPLICASETS",
+    "ROLEBINDINGS",
+    "ROLES",
     "SECRETS",
+    "SERVICEACCOUNTS",
+    "SERVICES",
+    "STATEFULSETS",
     "Resource",
 ]
 
@@ -86,8 +104,39 @@ class Resource:
         return path
 
 
+# The common built-ins, at the version every supported server (v1.21 and later) serves.
 NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False)
 CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap")
 SECRETS = Resource("", "v1", "secrets", "Secret")
 PODS = Resource("", "v1", "pods", "Pod")
+SERVICES = Resource("", "v1", "services", "Service")
+SERVICEACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount")
+PERSISTENTVOLUMECLAIMS = Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim")
+NODES = Resource("", "v1", "nodes", "Node", namespaced=False)
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease")
+DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
+STATEFULSETS = Resource("apps", "v1", "statefulsets", "StatefulSet")
+DAEMONSETS = Resource("apps", "v1", "daemonsets", "DaemonSet")
+REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet")
+JOBS = Resource("batch", "v1", "jobs", "Job")
+CRONJOBS = Resource("batch", "v1", "cronjobs", "CronJob")
+ENDPOINTSLICES = Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice")
+INGRESSES = Resource("networking.k8s.io", "v1", "ingresses", "Ingress")
+ROLES = Resource("rbac.authorization.k8s.io", "v1", "roles", "Role")
+ROLEBINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding")
+CLUSTERROLES = Resource(
+    "rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", namespaced=False
+)
+CLUSTERROLEBINDINGS = Resource(
+    "rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", namespaced=False
+)
+CUSTOMRESOURCEDEFINITIONS = Resource(
+    "apiextensions.k8s.io",
+    "v1",
+    "customresourcedefinitions",
+    "CustomResourceDefinition",
+    namespaced=False,
+)
+EVENTS = Resource("events.k8s.io", "v1", "events", "Event")
+"""``events.k8s.io/v1`` Events (what ``EventRecorder`` writes); the core ``v1`` Events are the
+same objects in their older form."""
