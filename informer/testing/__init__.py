@@ -35,6 +35,9 @@ Public API:
   - Recording: ``requests`` (``RecordedRequest``: method, path, query, verb, resource, namespace,
     name, status, page, fault), ``await wait_for_requests(predicate, count=1, timeout=10.0)``.
   - Faults: ``server.faults.add(Fault(...)) -> Fault``, ``server.faults.clear()``; see ``Fault``.
+  - ``await eventually(condition, timeout=10.0, interval=0.01)``: poll a sync or async condition
+    until it returns a true value (exceptions and false values are retried); ``AssertionError``
+    with the last failure after ``timeout``.
 
 Storage is etcd-like: one global revision (a fresh server is at 1, the first write gets 2); every
 write bumps it, except a no-op update or patch (same RV, no event); objects get uid,
@@ -120,6 +123,7 @@ selector: ...``); ``"off"`` (default for legacy and no-watch-list) ignores the p
 watch cache's quirks off unless ``watch_cache_quirks`` is given).
 """
 
+from informer.testing._eventually import eventually
 from informer.testing._options import ShardSelectorMode
 from informer.testing._status import (
     AlreadyExists,
@@ -147,4 +151,5 @@ __all__ = [
     "RecordedRequest",
     "ShardSelectorMode",
     "StatusError",
+    "eventually",
 ]
