@@ -5,7 +5,7 @@ server with the gate on, off, and without its watch cache.
 Invariants: the cache never holds an object outside the ranges held (checked after every step);
 once every range is listed and the cache has reached the server's RV, it holds exactly the
 objects of its ranges, each at its newest version. No range kept is listed again when ranges
-change.
+change (checked until a fault that may make a lane relist is injected).
 """
 
 from __future__ import annotations
@@ -21,6 +21,14 @@ from informer.testing import ApiServer, Fault
 from tests.conftest import cm, running_informer
 
 SLICES = ShardRange.split(8)
+FAULTS: list[dict[str, Any] | None] = [
+    None,  # every open watch cut
+    {"verb": "watch", "status": 410, "reason": "Expired", "message": "too old", "times": 1},
+    {"verb": "list", "status": 500, "times": 1},
+    {"verb": "list", "status": 429, "retry_after": 0, "times": 1},
+    {"verb": "list", "page": 2, "status": 410, "reason": "Expired", "message": "gone", "times": 1},
+    {"verb": "watch", "status": 503, "times": 1},
+]
 
 
 def random_shards(rng: random.Random) -> ShardSet:
@@ -52,6 +60,7 @@ async def test_a_sharded_informer_follows_random_schedules(mode: str, seed: int)
         for name in names[:16]:
             server.create(CONFIGMAPS, cm(name))
         async with running_informer(server, shards=random_shards(rng)) as inf:
+            faulted = False
             for _ in range(30):
                 roll = rng.random()
                 if roll < 0.2:
@@ -60,12 +69,17 @@ async def test_a_sharded_informer_follows_random_schedules(mode: str, seed: int)
                     inf.set_shards(random_shards(rng))
                     check_in_range(inf)
                     await inf.wait_for_shards(timeout=10)
-                    for r in server.requests:  # a range kept is never listed again
+                    for r in server.requests if not faulted else ():  # a kept range: no list
                         text = r.query.get("shardSelector")
                         if r.verb == "list" and r.page == 1 and id(r) not in before and text:
                             assert not (parse_selector(text).shard_set & held & inf.shards)
                 elif roll < 0.3:
-                    server.disrupt_watches(Fault(close_after_events=0))
+                    fault = rng.choice(FAULTS)
+                    if fault is None:
+                        server.disrupt_watches(Fault(close_after_events=0))
+                    else:  # a relist of a lane it hits is legitimate from now on
+                        server.faults.add(Fault(**fault))
+                        faulted = True
                 else:
                     name = rng.choice(names)
                     current = server.get(CONFIGMAPS, name, "default")
