@@ -42,6 +42,8 @@ async def test_members_converge_take_over_a_crash_and_share_with_a_joiner(
         assert took >= LEASE - RETRY  # not before its Lease could have expired
         assert c.acting.overlaps == []
         assert sum(r.statistics().taken_over for r in c.rings.values()) >= 1
+        assert all(r.statistics().handover.count >= 2 for r in c.rings.values())
+        assert max(r.statistics().handover.max for r in c.rings.values()) <= LEASE + 2 * RETRY
         await c.step(2 * LEASE)  # the crashed member's Lease is collected
         assert api_server.get(LEASES, "ops-b", "default") is None
         assert c.clock.now() - crashed_at >= LEASE

@@ -54,6 +54,9 @@ from informer.ring._lease import (
 from informer.shards import ShardField, ShardSet
 from informer.transport import Transport
 from informer.workqueue import Clock, MonotonicClock
+from informer.workqueue._stats import Percentiles, _Window
+
+HANDOVER_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 
 __all__ = ["Participant", "Ring", "RingState", "RingStats"]
 
@@ -88,7 +91,9 @@ class RingStats:
     space (``target``: what the assignment gives it; ``held``: what it claims; ``acting``: what
     it reconciles), ``ranges`` acted on, and counters: ranges started and stopped (``started``,
     ``stopped``), starts of ranges whose previous holder's Lease had expired (``taken_over``),
-    claims withdrawn on a conflict, rounds and failed rounds, fencings."""
+    claims withdrawn on a conflict, rounds and failed rounds, fencings; ``handover``: how long
+    this member took to act on all of its target once it changed (seconds on its clock, from the
+    round that saw the change to the round that started the last of it)."""
 
     name: str
     identity: str
@@ -106,6 +111,7 @@ class RingStats:
     rounds: int
     round_errors: int
     fenced: int
+    handover: Percentiles
 
 
 class Ring:
@@ -179,6 +185,8 @@ class Ring:
             0,
         )
         self._changed = asyncio.Event()
+        self._handovers = _Window(buckets=HANDOVER_BUCKETS)
+        self._missing_since: float | None = None  # the target not all acted on since then
         self._log = log.bind(ring=name, identity=self.identity)
 
     # -- public -------------------------------------------------------------------------------
@@ -254,6 +262,7 @@ class Ring:
             held=self.held.share,
             acting=self.acting.share,
             ranges=len(self.acting),
+            handover=self._handovers.percentiles(),
             **self._counts,
         )
 
@@ -288,6 +297,7 @@ class Ring:
         self.target = ShardSet()
         self.members = ()
         self._published = None
+        self._missing_since = None
         self._changed.set()
 
     def _next_round(self) -> float:
@@ -302,10 +312,21 @@ class Ring:
 
     async def _round(self) -> None:
         self._counts["rounds"] += 1
+        try:
+            await self._round_steps()
+        finally:
+            now = self.clock.now()
+            if not self.target - self.acting and self._missing_since is not None:
+                self._handovers.add(now - self._missing_since)
+                self._missing_since = None
+
+    async def _round_steps(self) -> None:
         await self._read()
         live = self._live()
         self.members = tuple(sorted({self.identity, *(o.identity for o in live)}))
         self.target = assign(self.members, self.partitions).get(self.identity, ShardSet())
+        if self.target - self.acting and self._missing_since is None:
+            self._missing_since = self.clock.now()
         wrote = False
         giving = self.held - self.target
         if giving:
