@@ -60,6 +60,24 @@ SCHEMA: dict[str, Any] = {
                     },
                 },
                 "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                "ratio": {"type": "number", "minimum": 0, "exclusiveMinimum": True, "maximum": 1},
+                "step": {"type": "integer", "multipleOf": 5},
+                "hosts": {"type": "array", "minItems": 1, "items": {"type": "string"}},
+                "selector": {
+                    "type": "object",
+                    "minProperties": 1,
+                    "maxProperties": 2,
+                    "additionalProperties": {"type": "string"},
+                },
+                "ports": {
+                    "type": "array",
+                    "x-kubernetes-list-type": "map",
+                    "x-kubernetes-list-map-keys": ["name"],
+                    "items": {
+                        "type": "object",
+                        "properties": {"name": {"type": "string"}, "port": {"type": "integer"}},
+                    },
+                },
                 "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
             },
         },
@@ -187,6 +205,41 @@ async def test_one_violation_has_no_brackets(crd: ApiServer, client: Client) -> 
             {"image": "i", "labels": {"a": 1}},
             "spec.labels.a",
             'Invalid value: "integer": spec.labels.a in body must be of type string: "integer"',
+        ),
+        (
+            {"image": "i", "ratio": 0},
+            "spec.ratio",
+            "Invalid value: 0: spec.ratio in body should be greater than 0",
+        ),
+        (
+            {"image": "i", "ratio": 1.5},
+            "spec.ratio",
+            "Invalid value: 1.5: spec.ratio in body should be less than or equal to 1",
+        ),
+        (
+            {"image": "i", "step": 7},
+            "spec.step",
+            "Invalid value: 7: spec.step in body should be a multiple of 5",
+        ),
+        (
+            {"image": "i", "hosts": []},
+            "spec.hosts",
+            "Invalid value: 0: spec.hosts in body should have at least 1 items",
+        ),
+        (
+            {"image": "i", "selector": {}},
+            "spec.selector",
+            "Invalid value: 0: spec.selector in body should have at least 1 properties",
+        ),
+        (
+            {"image": "i", "selector": {"a": "1", "b": "2", "c": 3}},
+            "spec.selector",
+            "Too many: 3: must have at most 2 items",
+        ),
+        (
+            {"image": "i", "ports": [{"name": "http", "port": 80}, {"name": "http", "port": 81}]},
+            "spec.ports[1]",
+            'Duplicate value: {"name":"http"}',
         ),
         (
             {"image": "i", "replicas": 5, "maxReplicas": 3},
