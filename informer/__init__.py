@@ -14,8 +14,24 @@ from informer.client import (
     WriteRecord,
     request_deadline,
 )
+from informer.conditions import (
+    conditions_of,
+    find_condition,
+    is_condition_false,
+    is_condition_true,
+    remove_condition,
+    set_condition,
+)
 from informer.connect import connect
-from informer.controller import Controller, ControllerState, ControllerStats, Request, Result
+from informer.controller import (
+    Controller,
+    ControllerState,
+    ControllerStats,
+    EventFilter,
+    Request,
+    Result,
+    generation_changed,
+)
 from informer.discovery import DiscoveryError, UnknownResource, discover
 from informer.errors import (
     AlreadyExists,
@@ -161,6 +177,7 @@ __all__ = [
     "DiscoveryError",
     "DropFields",
     "ElectionState",
+    "EventFilter",
     "Forbidden",
     "Freshness",
     "Handler",
@@ -216,14 +233,21 @@ __all__ = [
     "WorkQueueStats",
     "WriteRecord",
     "compare_resource_versions",
+    "conditions_of",
     "connect",
     "discover",
+    "find_condition",
     "format_selector",
+    "generation_changed",
     "has_finalizer",
     "is_being_deleted",
     "is_comparable",
+    "is_condition_false",
+    "is_condition_true",
     "owner_reference",
     "parse_selector",
+    "remove_condition",
     "request_deadline",
+    "set_condition",
     "set_controller_reference",
 ]

@@ -6,6 +6,9 @@
   their controller owner (an ``ownerReferences`` entry with ``controller: true`` of ``for_``'s
   kind); changes of ``watches`` objects queue what their mapper returns. An update queues the
   requests of both the old and the new object.
+- ``for_filter`` (an ``EventFilter``, e.g. ``generation_changed``: skip status-only updates)
+  decides which changes of ``for_`` objects queue a reconcile; changes of ``owns`` and
+  ``watches`` objects always do (a child's status is what the parent's reconcile reads).
 - Changes found by a list (the initial one, or a relist after a 410, a restore, a consistent
   relist: ``Delta.from_list``) go in at ``Priority.INITIAL``, changes seen on a live watch at
   ``Priority.LIVE``, periodic resyncs (``resync_period``) at ``Priority.RESYNC``.
@@ -57,6 +60,7 @@ from informer._histogram import RECONCILE_BUCKETS
 from informer._log import describe_error, describe_failure, get_logger
 from informer.client import Client
 from informer.controller._catch_up import catch_up
+from informer.controller._filters import EventFilter
 from informer.controller._freshness import WriteTracker, reconciling
 from informer.controller._keys import (
     Mapper,
@@ -120,6 +124,7 @@ class Controller:
         shutdown_timeout: float = 4.0,
         resync_period: float | None = None,
         catch_up: bool = True,
+        for_filter: EventFilter | None = None,
         rate_limiter: RateLimiter | None = None,
         clock: Clock | None = None,
     ) -> None:
@@ -136,6 +141,7 @@ class Controller:
         self.shutdown_timeout = shutdown_timeout
         self.resync_period = resync_period
         self.catch_up = catch_up
+        self.for_filter = for_filter
         self._clock = clock or MonotonicClock()
         self._log = _log.bind(controller=self.name)
         self._client = client
@@ -367,7 +373,9 @@ class Controller:
 
     # -- changes to keys -----------------------------------------------------------------------
     def _register_handlers(self) -> list[tuple[Informer, Handler]]:
-        handlers = [(self.for_, self._handler(self.for_, lambda o: (request_for(o),)))]
+        handlers = [
+            (self.for_, self._handler(self.for_, lambda o: (request_for(o),), self.for_filter))
+        ]
         owner = self.for_.resource
 
         def owned(obj: KubeObject) -> Iterable[Request]:
@@ -378,7 +386,9 @@ class Controller:
         handlers += [(inf, self._handler(inf, mapper)) for inf, mapper in self.watches]
         return handlers
 
-    def _handler(self, inf: Informer, mapper: Mapper) -> Handler:
+    def _handler(
+        self, inf: Informer, mapper: Mapper, event_filter: EventFilter | None = None
+    ) -> Handler:
         def enqueue(obj: KubeObject, priority: int) -> None:
             try:
                 requests = list(mapper(obj))
@@ -391,12 +401,23 @@ class Controller:
                     self.queue.add(request, priority)
 
         def on_change(delta: Delta) -> None:
+            if event_filter is not None and not self._admit(event_filter, delta):
+                return
             priority = Priority.INITIAL if delta.from_list else Priority.LIVE
             if delta.type == "updated" and delta.old is not None:
                 enqueue(delta.old, priority)  # both: a mapper's answer may have changed
             enqueue(object_of(delta.obj), priority)
 
         return inf.add_delta_handler(on_change, name=f"controller-{self.name}")
+
+    def _admit(self, event_filter: EventFilter, delta: Delta) -> bool:
+        """The filter's verdict; a filter that raises lets the change through (logged): a
+        reconcile too many is safe, a change silently lost is not."""
+        try:
+            return bool(event_filter(delta))
+        except Exception as exc:
+            self._log.error("controller.filter_failed", **describe_failure(exc))
+            return True
 
     async def _resync_loop(self, period: float) -> None:
         while True:
