@@ -121,11 +121,13 @@ class ShardedReflector(Reflector):
             return
         self._changes += 1
         self._set(shards)
+        taken, given_up = shards - held, held - shards
         self.log.info(
             "reflector.shards_changed",
-            taken=str(shards - held),
-            given_up=str(held - shards),
+            taken_share=round(taken.share, 6),
+            given_up_share=round(given_up.share, 6),
             share=round(shards.share, 6),
+            ranges=len(shards),
             lanes=len(self._lanes),
         )
 
@@ -149,7 +151,7 @@ class ShardedReflector(Reflector):
             self._dropped += lane.partition.narrow(keep)
             selector = ShardSelector.of(keep, self.field)
             lane.reflector.narrow_shards(selector)
-            lane.reflector.log = lane.reflector.log.bind(shards=str(selector))
+            lane.reflector.log = lane.reflector.log.bind(shards=_describe(keep))
             if self._running:  # the watch again from its RV, with the narrower selector
                 previous = self._stop_lane(lane)
                 self._start_lane(lane, previous, resume=True)
@@ -176,7 +178,7 @@ class ShardedReflector(Reflector):
             on_deltas=self.on_deltas,
             shard_selector=ShardSelector.of(shards, self.field),
         )
-        reflector.log = reflector.log.bind(shards=str(ShardSelector.of(shards, self.field)))
+        reflector.log = reflector.log.bind(shards=_describe(shards))
         return _Lane(partition, reflector)
 
     # -- running -------------------------------------------------------------------------------
@@ -282,6 +284,13 @@ class ShardedReflector(Reflector):
             streaming=streaming,
             streaming_supported=supported,
         )
+
+
+def _describe(shards: ShardSet) -> str:
+    """The ranges for a log line: written out when few, else counted (a line stays short)."""
+    if len(shards) <= 2:
+        return " ".join(map(str, shards))
+    return f"{len(shards)} ranges, {shards.share:.2%} of the space"
 
 
 _STORE_COUNTS = ("stale_events_dropped", "duplicate_events_dropped", "events_applied")
