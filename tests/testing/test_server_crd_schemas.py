@@ -429,3 +429,38 @@ async def test_a_default_added_later_shows_on_objects_stored_before(
     read = await client.get(crd, WEBSITES + "/early")
     assert read.body["spec"]["tier"] == "web"
     assert read.body["metadata"]["resourceVersion"] == created.body["metadata"]["resourceVersion"]
+
+
+async def test_duplicate_fields_follow_field_validation(crd: ApiServer, client: Client) -> None:
+    raw = (
+        b'{"apiVersion":"fidelity.example.com/v1","kind":"Website","metadata":{"name":"%s"},'
+        b'"spec":{"image":"a","image":"b"}}'
+    )
+
+    async def post(name: bytes, mode: str) -> Any:
+        async with client.http.post(
+            crd.url + WEBSITES,
+            data=raw % name,
+            params={"fieldValidation": mode},
+            headers={"Content-Type": "application/json"},
+        ) as response:
+            return response.status, await response.json(), response.headers.getall("Warning", [])
+
+    status, body, _ = await post(b"strict", "Strict")
+    assert status == 400
+    assert body["message"] == (
+        'Website in version "v1" cannot be handled as a Website: strict decoding error: '
+        'duplicate field "spec.image"'
+    )
+    status, body, warnings = await post(b"warn", "Warn")
+    assert status == 201 and body["spec"]["image"] == "b"
+    assert warnings == ['299 - "duplicate field \\"spec.image\\""']
+    configmap = b'{"metadata":{"name":"dup"},"data":{"a":"1","a":"2"}}'
+    async with client.http.post(
+        crd.url + "/api/v1/namespaces/default/configmaps",
+        data=configmap,
+        params={"fieldValidation": "Strict"},
+        headers={"Content-Type": "application/json"},
+    ) as response:
+        assert response.status == 400
+        assert 'duplicate field "data.a"' in (await response.json())["message"]

@@ -41,6 +41,14 @@ class WriteOptions:
     validate: bool = False
     """Validate as the apiserver does (HTTP writes); the Python API stores what it is given."""
     warnings: list[str] = field(default_factory=list)
+    duplicate_fields: list[str] = field(default_factory=list)
+    """Fields the JSON body names twice (its paths), for ``fieldValidation``."""
+
+    def field_problems(self, unknown: list[str]) -> list[str]:
+        """The strict decoder's complaints: duplicate fields, then unknown ones."""
+        return [f'duplicate field "{path}"' for path in self.duplicate_fields] + [
+            f'unknown field "{path}"' for path in unknown
+        ]
 
 
 def default_manager(user_agent: str) -> str:

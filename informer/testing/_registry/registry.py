@@ -449,7 +449,12 @@ class Registry:
             )
         if options.validate:
             check_type(resource, obj)
-            obj = validate_object(resource, {**obj, "metadata": {**meta, "name": name}}, options)
+            obj = validate_object(
+                resource,
+                {**obj, "metadata": {**meta, "name": name}},
+                options,
+                custom=strategy.spec.custom,
+            )
         if strategy.schema is not None:
             obj = strategy.schema.decode(obj, options if options.validate else None)
         self._admit_namespace(resource, namespace, name, setup)
@@ -519,7 +524,7 @@ class Registry:
             )
         if options.validate:
             check_type(resource, obj)
-            obj = validate_object(resource, obj, options)
+            obj = validate_object(resource, obj, options, custom=strategy.spec.custom)
         if strategy.schema is not None:
             obj = strategy.schema.decode(obj, options if options.validate else None)
         if wanted:

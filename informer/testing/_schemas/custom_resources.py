@@ -39,20 +39,21 @@ class CustomResourceSchema:
         """``obj`` pruned and defaulted. With ``options`` (an HTTP write): an unknown field is a
         400 under ``fieldValidation=Strict`` and a warning under ``Warn``."""
         pruned, unknown = structural.prune(obj, self.schema)
-        if unknown and options is not None:
+        problems = options.field_problems(unknown) if options is not None else []
+        if problems and options is not None:
             # without the parameter a real v1.36 server pruned silently (write-semantics)
             mode = options.field_validation if options.field_validation_given else "Ignore"
             if options.apply:
                 mode = options.field_validation
             if mode == "Strict":
                 kind = self.resource.kind
-                listed = ", ".join(f'unknown field "{path}"' for path in unknown)
+                listed = ", ".join(problems)
                 raise st.bad_request(
                     f'{kind} in version "{self.resource.version}" cannot be handled as a '
                     f"{kind}: strict decoding error: {listed}"
                 )
             if mode == "Warn":
-                options.warnings.extend(f'unknown field "{path}"' for path in unknown)
+                options.warnings.extend(problems)
         result = structural.default(copy.deepcopy(pruned), self.schema)
         assert isinstance(result, dict)
         return result

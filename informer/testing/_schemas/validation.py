@@ -209,23 +209,31 @@ def check_type(resource: Resource, obj: Json) -> None:
         )
 
 
-def prune_unknown(resource: Resource, obj: Json, options: WriteOptions) -> Json:
+def prune_unknown(
+    resource: Resource, obj: Json, options: WriteOptions, *, duplicates: bool = True
+) -> Json:
     """``obj`` without its unknown fields; 400 with ``fieldValidation=Strict``, a warning each
-    with ``Warn``."""
+    with ``Warn`` (for its duplicate fields too, unless ``duplicates`` is False: a custom
+    resource's schema reports them)."""
     unknown: list[str] = []
     pruned = _prune(obj, resource, unknown)
-    if unknown:
+    if duplicates:
+        problems = options.field_problems(unknown)
+    else:
+        problems = [f'unknown field "{path}"' for path in unknown]
+    if problems:
         if options.field_validation == "Strict":
-            listed = ", ".join(f'unknown field "{path}"' for path in unknown)
-            raise st.bad_request(f"strict decoding error: {listed}")
+            raise st.bad_request(f"strict decoding error: {', '.join(problems)}")
         if options.field_validation == "Warn":
-            options.warnings.extend(f'unknown field "{path}"' for path in unknown)
+            options.warnings.extend(problems)
     return pruned
 
 
-def validate_object(resource: Resource, obj: Json, options: WriteOptions) -> Json:
+def validate_object(
+    resource: Resource, obj: Json, options: WriteOptions, *, custom: bool = False
+) -> Json:
     """``obj`` without its unknown fields; raises 400 (Strict) or 422 (invalid values)."""
-    pruned = prune_unknown(resource, obj, options)
+    pruned = prune_unknown(resource, obj, options, duplicates=not custom)
     errors = _errors(resource, pruned)
     if errors:
         name = str((pruned.get("metadata") or {}).get("name") or "")

@@ -25,6 +25,7 @@ from informer.testing._serving.content import (
     encode,
     respond,
 )
+from informer.testing._serving.duplicate_fields import duplicate_fields
 from informer.testing._storage.store import Kind
 
 __all__ = ["WriteHandler"]
@@ -59,6 +60,7 @@ class WriteHandler:
     async def create(self, request: web.Request, kind: Kind, namespace: str | None) -> web.Response:
         options = self.options(request, "create")
         body = await decode_body(request)
+        options.duplicate_fields = duplicate_fields(await request.read())
         if not isinstance(body, dict):
             raise st.bad_request("the request body must be a JSON object")
         created = self.registry.create(kind.resource, body, namespace, options=options)
@@ -69,6 +71,7 @@ class WriteHandler:
     ) -> web.Response:
         options = self.options(request, "update")
         body = await decode_body(request)
+        options.duplicate_fields = duplicate_fields(await request.read())
         if not isinstance(body, dict):
             raise st.bad_request("the request body must be a JSON object")
         meta = body.get("metadata") or {}
