@@ -56,6 +56,14 @@ with short names, categories and verbs (aggregated too), ``/openapi/v2|v3``, a c
 ``/version``, ``Table`` answers for kubectl; CustomResourceDefinitions created over HTTP are
 served (``_catalog.crd``); built-ins: see ``_catalog.specs.BUILTIN_SPECS``.
 
+Custom resources follow their CRD's structural schema per served version (``_schemas``): 422
+with the apiextensions server's causes and messages, pruning of unknown fields (400 under
+``fieldValidation=Strict``, a ``Warning`` under ``Warn``, silent without the parameter),
+``default:`` on create, update and read, ratcheting updates, list types, embedded resources, CEL
+``x-kubernetes-validations`` (``cel-python``; a ``Warning`` names a rule it cannot evaluate);
+``/status`` and ``/scale`` subresources; served versions share the storage version's collection
+(``conversion: None``: ``apiVersion`` rewritten).
+
 Writes over HTTP are those of a real apiserver (the Python API above stores what it is given,
 like a write straight to etcd): ``dryRun=All`` answers without storing (no revision, no event),
 other values 422; patches are JSON patch, merge patch, strategic merge patch (built-in types, with
