@@ -464,3 +464,53 @@ async def test_duplicate_fields_follow_field_validation(crd: ApiServer, client: 
     ) as response:
         assert response.status == 400
         assert 'duplicate field "data.a"' in (await response.json())["message"]
+
+
+async def test_cel_rules_transition_rules_and_unsupported_functions(
+    api_server: ApiServer, client: Client
+) -> None:
+    crd = website_crd()
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["properties"]["image"]["x-kubernetes-validations"] = [
+        {"rule": "self == oldSelf", "message": "image is immutable"}
+    ]
+    spec["properties"]["name"]["x-kubernetes-validations"] = [
+        {
+            "rule": "self.lowerAscii() == self",
+            "messageExpression": "'name ' + self + ' must be lower case'",
+            "reason": "FieldValueForbidden",
+        },
+        {"rule": "quantity(self).isGreaterThan(quantity('0'))"},
+    ]
+    assert (await client.request(api_server, "POST", CRD_PATH, crd)).status == 201
+    created = await create(api_server, client, website("cel", image="nginx", name="abc"))
+    assert created.status == 201  # no oldSelf on create
+    unchecked = "quantity(self).isGreaterThan(quantity('0'))"
+    assert created.headers.getall("Warning") == [
+        f'299 - "x-kubernetes-validations rule not checked: {unchecked}"'
+    ]
+    body = created.body
+    body["spec"]["image"] = "httpd"
+    changed = await client.request(api_server, "PUT", WEBSITES + "/cel", body)
+    assert changed.status == 422
+    assert changed.body["details"]["causes"] == [
+        {
+            "reason": "FieldValueInvalid",
+            "message": 'Invalid value: "string": image is immutable',
+            "field": "spec.image",
+        }
+    ]
+    upper = await create(api_server, client, website("cel2", image="nginx", name="ABC"))
+    assert upper.status == 422
+    assert upper.body["details"]["causes"] == [
+        {
+            "reason": "FieldValueInvalid",
+            "message": "Invalid value: \"ABC\": spec.name in body should match '^[a-z]+$'",
+            "field": "spec.name",
+        },
+        {
+            "reason": "FieldValueForbidden",
+            "message": "Forbidden: name ABC must be lower case",
+            "field": "spec.name",
+        },
+    ]

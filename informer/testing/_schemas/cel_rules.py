@@ -30,6 +30,7 @@ __all__ = ["CelOutcome", "evaluate_rules"]
 Json = dict[str, Any]
 _OLD_SELF: Final = re.compile(r"\boldSelf\b")
 _MISSING: Final = object()
+_NO_SUCH_MEMBER: Final = re.compile(r"no such member in mapping: '([^']*)'")
 
 try:  # the optional ``cel`` extra
     import celpy
@@ -172,12 +173,15 @@ def _check(
         if "undeclared reference" in reason or "no such overload" in reason.lower():
             outcome.warnings.append(f"x-kubernetes-validations rule not checked: {text}")
             return
-        where = path_string(path)
+        missing = _NO_SUCH_MEMBER.search(reason)
+        if missing:
+            reason = f"no such key: {missing.group(1)}"
         outcome.errors.append(
             (
                 "FieldValueInvalid",
-                where,
-                f'Invalid value: "{_schema_type(schema)}": failed rule: {text}: {reason}',
+                path_string(path),
+                f'Invalid value: "{_schema_type(schema)}": {reason} evaluating rule: '
+                f"{_rule_text(rule)}",
             )
         )
         return
@@ -215,6 +219,14 @@ def _message(rule: Json, activation: dict[str, Any]) -> str:
             if text.strip():
                 return text
     message = rule.get("message")
-    if isinstance(message, str) and message:
-        return message
-    return f"failed rule: {str(rule['rule']).strip()}"
+    if isinstance(message, str) and message.strip():
+        return message.strip()
+    return f"failed rule: {_rule_text(rule)}"
+
+
+def _rule_text(rule: Json) -> str:
+    """``ruleErrorString``: the rule's message, else the rule."""
+    message = rule.get("message")
+    if isinstance(message, str) and message.strip():
+        return message.strip()
+    return str(rule["rule"]).strip()
