@@ -216,11 +216,13 @@ class LeaderElector:
                 await self._end_term(work, on_stopped_leading)
                 work = None
         finally:
-            leading = self.is_leader
             self._set_state(ElectionState.STOPPED)
             if in_term:
                 await self._end_term(work, on_stopped_leading)
-            if leading and self.release_on_cancel:
+            if self.release_on_cancel:
+                # also when a term ended but the Lease still names this candidate (renewals
+                # failed until the deadline): as client-go, by the holder observed, so that no
+                # standby waits for the expiry of a Lease nobody acts on (no-op otherwise)
                 await self._release()
 
     async def _end_term(
