@@ -132,6 +132,12 @@ async def test_a_signal_finishes_the_reconcile_in_flight_releases_the_lease_and_
     assert status == 0, err
     assert marks(api_server) == {"started-slow", "finished-slow"}
     assert not holder(api_server, "slow")  # released, not left to expire
+    # and released only after the reconcile in flight had written its last write
+    lease = api_server.get(LEASES, "slow", "default")
+    finished = api_server.get(CONFIGMAPS, "finished-slow", "marks")
+    assert lease is not None and finished is not None
+    rv = api_server.parse_resource_version
+    assert rv(finished["metadata"]["resourceVersion"]) < rv(lease["metadata"]["resourceVersion"])
     assert "Traceback" not in err
 
 

@@ -258,6 +258,8 @@ class Manager:
         """Start, run until a signal (``handle_signals``), ``stop()`` or a failure, then stop
         gracefully. Raises the failure of a controller or of the election, if one ended it.
         Cancelling ``run`` stops gracefully too, then raises ``CancelledError``."""
+        if self._state is ManagerState.STOPPED and self._stopping is None:
+            return  # stopped before it started: nothing to run
         with stop_on_signals(self._on_signal) if handle_signals else contextlib.nullcontext():
             await self.start()
             try:
