@@ -5,9 +5,12 @@ cannot renew fences itself before anyone takes its ranges; a clean shutdown hand
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
-from informer import LEASES
+from informer import LEASES, Client
+from informer.ring import Ring, assign
 from informer.shards import ShardSet
 from informer.testing import ApiServer, Fault
 from tests.election_helpers import LEASE, RETRY
@@ -140,3 +143,26 @@ async def test_ranges_start_only_once_every_participant_is_prepared(api_server: 
         assert not a.acting
         await c.until_converged(limit=2 * RETRY)
         assert c.acting.now["a"] == ShardSet.full()
+
+
+async def test_members_on_the_monotonic_clock_share_the_space(api_server: ApiServer) -> None:
+    """The same protocol on real time (short durations): two members converge, one leaves."""
+    clients = [Client(api_server.api_client(), field_manager=n) for n in "ab"]
+    rings = [
+        Ring(c, "rt", "default", identity=n, lease_duration=3, renew_deadline=2, retry_period=0.2)
+        for c, n in zip(clients, "ab", strict=True)
+    ]
+    tasks = [asyncio.create_task(r.run()) for r in rings]
+    try:
+        expected = assign(["a", "b"])
+        for r in rings:
+            await r.wait_for(lambda r: r.acting == expected[r.identity], timeout=30)
+        tasks[0].cancel()
+        await asyncio.wait({tasks[0]})
+        await rings[1].wait_for(lambda r: r.acting == ShardSet.full(), timeout=30)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.wait(tasks)
+        for c in clients:
+            await c.api_client.close()

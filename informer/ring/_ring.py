@@ -301,8 +301,13 @@ class Ring:
         self._changed.set()
 
     def _next_round(self) -> float:
+        """``retry_period``, a quarter of it while part of the target waits for another
+        member's release (so a handover takes about 1.25 rounds, not 2), and never past the
+        moment another member's Lease expires."""
         now = self.clock.now()
         wait = self.retry_period
+        if self.target - self.held:
+            wait /= 4
         for o in self._observed.values():
             if o.live(now):
                 wait = min(wait, o.expires_at() - now)
