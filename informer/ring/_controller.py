@@ -10,9 +10,11 @@ Which hash a request has, by where it came from:
   owner, so every replica receives every child event and drops those of owners it does not act
   on (the cost: each replica's children informer caches and decodes all children; sharding by
   namespace avoids it where parents and children share namespaces);
-- a ``watches=`` mapper's request: the hash of the target as the ``for_`` cache holds it. A
-  target not in the cache is dropped here (counted as ``unresolved``): if it exists, its own
-  change reaches the member that holds it.
+- a ``watches=`` mapper's request: the hash of the target as the ``for_`` cache holds it. Every
+  member receives the watched object's change and maps it; the member holding the target has it
+  cached (a sharded ``for_`` cache holds exactly the member's ranges) and queues it, the others
+  drop it. A target not in the cache (another member's, with a sharded cache, or one not created
+  yet, whose creation queues it anyway) is dropped and counted as ``unresolved``.
 
 A key is checked again when a worker takes it (its range may have moved since it was queued), and
 every reconcile runs in a task of its own, so that when a range moves away the member can wait for
