@@ -107,3 +107,28 @@ async def test_served_versions_share_one_stored_collection(
     deleted = await client.request(api_server, "DELETE", BETA + "/g")
     assert deleted.status == 200
     assert (await client.get(api_server, V1 + "/g")).status == 404
+
+
+async def test_each_version_reads_with_its_own_defaults(
+    api_server: ApiServer, client: Client
+) -> None:
+    crd = gizmo_crd()
+    beta_spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    beta_spec["properties"]["colour"]["default"] = "blue"
+    assert (await client.request(api_server, "POST", CRD_PATH, crd)).status == 201
+    async with client.watch(api_server, BETA, resourceVersion="1") as beta_watch:
+        body = {
+            "apiVersion": "multi.example.com/v1",
+            "kind": "Gizmo",
+            "metadata": {"name": "d"},
+            "spec": {"size": 1},
+        }
+        created = await client.request(api_server, "POST", V1, body)
+        assert created.status == 201 and created.body["spec"] == {"size": 1}
+        event = await beta_watch.next()
+    assert event is not None and event["object"]["spec"] == {"size": 1, "colour": "blue"}
+    as_beta = await client.get(api_server, BETA + "/d")
+    assert as_beta.body["spec"] == {"size": 1, "colour": "blue"}
+    listed = await client.get(api_server, BETA)
+    assert listed.body["items"][0]["spec"] == {"size": 1, "colour": "blue"}
+    assert (await client.get(api_server, V1 + "/d")).body["spec"] == {"size": 1}

@@ -10,6 +10,7 @@ error at a path whose value the update did not change is not reported.
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 from informer.resource import Resource
@@ -34,6 +35,8 @@ class CustomResourceSchema:
         self.resource = resource
         self.schema = schema
         self._validator = SchemaValidator(schema)
+        self.has_defaults = '"default"' in json.dumps(schema)
+        """Whether any node has a ``default`` (reads need defaulting)."""
 
     def decode(self, obj: Json, options: WriteOptions | None) -> Json:
         """``obj`` pruned and defaulted. With ``options`` (an HTTP write): an unknown field is a

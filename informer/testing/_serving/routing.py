@@ -162,7 +162,12 @@ class HttpApi:
         resource = kind.resource
         table = wants_table(request.headers.get("Accept", "")) and not route.subresource
         stored = self.registry.storage_kind(kind)
-        view = version_view(stored, kind)  # another version than the stored one
+        served_schema = self.registry.strategy(resource).schema
+        view = version_view(  # another version than the stored one
+            stored,
+            kind,
+            served_schema.default if served_schema and served_schema.has_defaults else None,
+        )
         if verb == "watch":
             spec = self.registry.strategy(resource).spec
             convert: Callable[[list[bytes]], list[bytes]] | None = (
