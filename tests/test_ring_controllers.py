@@ -19,9 +19,17 @@ from typing import Any
 import pytest
 from conftest import FAST
 
-from informer import CONFIGMAPS, AlreadyExists, Client, Controller, Informer, Request
+from informer import (
+    CONFIGMAPS,
+    NAMESPACES,
+    AlreadyExists,
+    Client,
+    Controller,
+    Informer,
+    Request,
+)
 from informer.ring import Ring, RingState, assign
-from informer.shards import ShardSet, hash_value
+from informer.shards import ShardField, ShardSet, hash_value
 from informer.testing import ApiServer
 from tests.election_helpers import LEASE, RENEW, RETRY, SteppedClock
 
@@ -354,3 +362,78 @@ async def test_sharded_replicas_crash_and_join_without_overlap(
     assert writers.writes > 0
     selectors = [r for r in api_server.requests if r.query.get("shardSelector")]
     assert bool(selectors) is sharded  # the parents' lists and watches asked for their ranges
+
+
+async def test_a_ring_sharding_by_namespace_reconciles_each_namespace_on_its_holder(
+    api_server: ApiServer,
+) -> None:
+    # names that differ early: FNV-1a of names that differ only in their last characters
+    # ("team-0", "team-1") differ in their low bits only, so they fall in one range
+    namespaces = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+    for ns in namespaces:
+        api_server.create(NAMESPACES, {"metadata": {"name": ns}})
+    clock = SteppedClock()
+    seen: list[tuple[str, str]] = []  # (replica, namespace)
+    rings: list[Ring] = []
+    parts: list[tuple[Client, Informer, Controller]] = []
+    for name in "ab":
+        client = Client(api_server.api_client(), field_manager=name)
+        inf = Informer(
+            client.api_client,
+            CONFIGMAPS,
+            label_selector="role=parent",
+            options=FAST,
+            shards=ShardSet(),
+            shard_field=ShardField.NAMESPACE,
+        )
+
+        async def reconcile(request: Request, name: str = name) -> None:
+            seen.append((name, request.namespace))
+
+        controller = Controller(reconcile, for_=inf, client=client, name=name)
+        ring = Ring(
+            client,
+            "teams",
+            "default",
+            identity=name,
+            lease_duration=LEASE,
+            renew_deadline=RENEW,
+            retry_period=RETRY,
+            field=ShardField.NAMESPACE,
+            clock=clock,
+        )
+        ring.shard(controller)
+        inf.start()
+        controller.start()
+        rings.append(ring)
+        parts.append((client, inf, controller))
+    tasks = [asyncio.create_task(r.run()) for r in rings]
+    try:
+        expected = assign(["a", "b"])
+        while not all(r.acting == expected[r.identity] for r in rings):
+            clock.advance(0.5)
+            await clock.settle(lambda: sum(2 if r.state is RingState.MEMBER else 1 for r in rings))
+        for ns in namespaces:
+            for i in range(3):
+                meta = {"name": f"p{i}", "namespace": ns, "labels": {"role": "parent"}}
+                api_server.create(CONFIGMAPS, {"metadata": meta})
+        never = asyncio.Event()
+        async with asyncio.timeout(20):
+            while len({(ns, r) for r, ns in seen}) < len(namespaces):
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(0.01):
+                        await never.wait()
+        for replica, ns in seen:
+            holder = next(r for r in rings if r.acts_on(hash_value(ns)))
+            assert replica == holder.identity
+        assert {r for r, _ in seen} == {"a", "b"}
+        for ring, (_, inf, _) in zip(rings, parts, strict=True):  # caches: their namespaces only
+            assert all(ring.acts_on(hash_value(o.namespace)) for o in inf.store.list())
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.wait(tasks)
+        for client, inf, controller in parts:
+            await controller.stop()
+            await inf.stop()
+            await client.api_client.close()
