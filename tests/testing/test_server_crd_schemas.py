@@ -514,3 +514,27 @@ async def test_cel_rules_transition_rules_and_unsupported_functions(
             "field": "spec.name",
         },
     ]
+
+
+async def test_transition_rules_on_map_list_items_compare_the_same_key(
+    api_server: ApiServer, client: Client
+) -> None:
+    crd = website_crd()
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    ports = spec["properties"]["ports"]
+    ports["items"]["x-kubernetes-validations"] = [
+        {"rule": "self.port == oldSelf.port", "message": "port is immutable"}
+    ]
+    assert (await client.request(api_server, "POST", CRD_PATH, crd)).status == 201
+    first = [{"name": "http", "port": 80}]
+    created = await create(api_server, client, website("ports", image="i", ports=first))
+    assert created.status == 201
+    body = created.body
+    body["spec"]["ports"] = [{"name": "admin", "port": 9000}, {"name": "http", "port": 80}]
+    added = await client.request(api_server, "PUT", WEBSITES + "/ports", body)
+    assert added.status == 200, added.body  # a new key has no old value; http unchanged
+    body = added.body
+    body["spec"]["ports"][1]["port"] = 81
+    changed = await client.request(api_server, "PUT", WEBSITES + "/ports", body)
+    assert changed.status == 422
+    assert changed.body["details"]["causes"][0]["field"] == "spec.ports[1]"

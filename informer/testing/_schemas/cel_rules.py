@@ -18,6 +18,7 @@ silently accepted as checked.
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from collections.abc import Callable
 from functools import cache
@@ -135,10 +136,28 @@ def _walk(schema: Any, value: Any, old: Any, path: list[Any], outcome: CelOutcom
                 child_old = old.get(key, _MISSING) if isinstance(old, dict) else _MISSING
                 _walk(extra, item, child_old, [*path, key], outcome)
     elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        olds = _correlated(schema, old)
         for index, item in enumerate(value):
-            # list items are correlated with old ones only for map lists (by key); without a
-            # correlation, transition rules on items are not evaluated
-            _walk(schema["items"], item, _MISSING, [*path, index], outcome)
+            # items of map lists are correlated with the old ones by key (sets by value); other
+            # lists' items are not, so transition rules on them are not evaluated
+            child_old = _MISSING
+            if olds is not None:
+                child_old = olds.get(_item_key(schema, item), _MISSING)
+            _walk(schema["items"], item, child_old, [*path, index], outcome)
+
+
+def _item_key(schema: Json, item: Any) -> str:
+    if schema.get("x-kubernetes-list-type") == "map" and isinstance(item, dict):
+        keys = schema.get("x-kubernetes-list-map-keys") or []
+        return json.dumps([item.get(k) for k in keys])
+    return json.dumps(item, sort_keys=True)
+
+
+def _correlated(schema: Json, old: Any) -> dict[str, Any] | None:
+    """The old items by key, for a map or set list with an old value (``CorrelatedObject``)."""
+    if schema.get("x-kubernetes-list-type") not in ("map", "set") or not isinstance(old, list):
+        return None
+    return {_item_key(schema, item): item for item in old}
 
 
 def _schema_type(schema: Json) -> str:
