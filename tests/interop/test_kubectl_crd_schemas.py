@@ -96,3 +96,10 @@ def test_kubectl_scale_of_a_custom_resource(kubectl: Kubectl, unique_name: str) 
     kubectl("scale", f"websites.{group}/web", "--replicas=3")
     stored = kubectl.json("get", f"websites.{group}", "web")
     assert stored["spec"]["replicas"] == 3
+
+
+def test_kubectl_explain_reads_the_crd_schema(kubectl: Kubectl, unique_name: str) -> None:
+    group = f"{unique_name}.example.com"
+    kubectl("apply", "-f", "-", input=json.dumps(crd(group)))
+    explained = kubectl("explain", "websites.spec.replicas", f"--api-version={group}/v1")
+    assert "integer" in explained.stdout, explained.stdout
