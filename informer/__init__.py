@@ -123,7 +123,9 @@ from informer.shards import (
 )
 from informer.store import (
     CacheNotComparable,
+    CacheSize,
     CacheWentBackwards,
+    Compression,
     Delta,
     Freshness,
     Store,
@@ -164,9 +166,11 @@ __all__ = [
     "ApiError",
     "BackoffPolicy",
     "CacheNotComparable",
+    "CacheSize",
     "CacheWentBackwards",
     "Client",
     "ClientStats",
+    "Compression",
     "ConfigurationError",
     "Conflict",
     "Controller",

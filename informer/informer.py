@@ -117,7 +117,7 @@ class Informer:
     ) -> None:
         transport = client if isinstance(client, Transport) else Transport(client)
         self.resource = resource
-        self.store = Store()
+        self.store = Store(compression=options.compression if options is not None else None)
         self.reflector: Reflector
         if shards is None:
             self.reflector = Reflector(
@@ -238,6 +238,7 @@ class Informer:
                 await _ended(driver.previous)
             else:
                 self._serving = False
+                self.store.close()  # the background compression: no task outlives the informer
                 for handler in list(self._handlers):
                     await handler.stop()
 

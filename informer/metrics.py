@@ -34,7 +34,9 @@ over ``..._bucket`` work for any number of observations, and replicas add up):
 - informers (labels ``resource`` = ``plural.group``, ``namespace`` (""= all), ``selector`` (the
   label selector), ``field_selector`` and ``informer`` (its name: see ``Informer``)):
   ``reflector_lists_total``, ``reflector_watches_total``, ``reflector_last_resource_version``, ...,
-  ``informer_cache_objects``, ``informer_synced``; a sharded informer (KEP-5866) also
+  ``informer_cache_objects``, ``informer_cache_bytes``, ``informer_cache_json_bytes``,
+  ``informer_cache_compressed_objects``, ``informer_cache_compression_ratio``,
+  ``informer_synced``; a sharded informer (KEP-5866) also
   ``informer_shard_share`` (its share of the hash space), ``informer_shard_ranges``,
   ``informer_shard_lanes`` (its reflectors), ``reflector_shard_filtered_total`` (objects the
   server sent outside its ranges, dropped by the hash) and
@@ -277,6 +279,28 @@ class InformerCollector(Collector):
             "informer_synced", "1 once the first list is in the cache.", labels=_INFORMER_LABELS
         )
         objects = g("informer_cache_objects", "Objects in the cache.", labels=_INFORMER_LABELS)
+        cache_bytes = g(
+            "informer_cache_bytes",
+            "Bytes the cache holds: objects, their strings, the store's tables and indexes, "
+            "compression dictionaries (computed from the contents, not sampled from RSS).",
+            labels=_INFORMER_LABELS,
+        )
+        json_bytes = g(
+            "informer_cache_json_bytes",
+            "Bytes of the JSON of the objects in the cache (uncompressed).",
+            labels=_INFORMER_LABELS,
+        )
+        compressed = g(
+            "informer_cache_compressed_objects",
+            "Objects the cache holds compressed (ReflectorOptions.compression).",
+            labels=_INFORMER_LABELS,
+        )
+        ratio = g(
+            "informer_cache_compression_ratio",
+            "informer_cache_bytes over informer_cache_json_bytes (below 1: the cache is "
+            "smaller than the JSON it holds).",
+            labels=_INFORMER_LABELS,
+        )
         share = g(
             "informer_shard_share",
             "Share of the shard hash space a sharded informer holds (0 to 1).",
@@ -344,6 +368,11 @@ class InformerCollector(Collector):
                 since.add_metric(labels, fresh)
             synced.add_metric(labels, 1.0 if stats.synced else 0.0)
             objects.add_metric(labels, float(len(inf.store)))
+            size = stats.cache
+            cache_bytes.add_metric(labels, float(size.bytes))
+            json_bytes.add_metric(labels, float(size.json_bytes))
+            compressed.add_metric(labels, float(size.compressed_objects))
+            ratio.add_metric(labels, size.ratio)
             shard = inf.shard_statistics()
             if shard is not None:
                 share.add_metric(labels, shard.share)
@@ -360,7 +389,8 @@ class InformerCollector(Collector):
                 errors.add_metric(hlabels, float(h.errors))
                 _add(latency, hlabels, h.latency.histogram)
         yield from counters.values()
-        yield from (last_rv, since, synced, objects, depth, delivered, coalesced, errors, latency)
+        yield from (last_rv, since, synced, objects, cache_bytes, json_bytes, compressed, ratio)
+        yield from (depth, delivered, coalesced, errors, latency)
         yield from (share, ranges, lanes, filtered, unfiltered)
 
     def _queue_metrics(self, queues: list[Any]) -> Iterator[Metric]:

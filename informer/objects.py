@@ -27,7 +27,7 @@ import sys
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 import msgspec
 
@@ -132,6 +132,33 @@ _OBJECT = _Form(0)  # the object's JSON, kind and apiVersion as they are
 _ITEM = _Form(1)  # a list item's JSON lacking kind and/or apiVersion: the full decode adds them
 _LINE = _Form(2)  # a watch event line; the object is its "object" member
 _FORMS = (_OBJECT, _ITEM, _LINE)
+
+
+class Codec(Protocol):
+    """A compressor of one informer's objects (``informer.store``'s zstd dictionary codec)."""
+
+    def compress(self, data: bytes) -> bytes: ...
+    def decompress(self, data: bytes) -> bytes: ...
+
+
+class _Packed(_Form):
+    """The form of a compressed object: ``_raw`` is ``inner``'s bytes (``_OBJECT`` or
+    ``_ITEM``) compressed by ``codec``. Two per codec, shared by every object it packed; an
+    object stays readable with the codec that packed it after a retraining made another."""
+
+    __slots__ = ("codec", "inner")
+
+    def __init__(self, inner: _Form, codec: Codec) -> None:
+        super().__init__(3)
+        self.inner = inner
+        self.codec = codec
+
+
+def packed_forms(codec: Codec) -> tuple[_Form, _Form]:
+    """The forms of objects ``codec`` compresses: (complete objects, list items)."""
+    return _Packed(_OBJECT, codec), _Packed(_ITEM, codec)
+
+
 _OBJECT_EVENTS = frozenset(("ADDED", "MODIFIED", "DELETED"))
 
 # The memo of full decodes: id(obj) -> (obj, dict), least recently used first. Holding obj keeps
@@ -405,6 +432,18 @@ class KubeObject(_Base, gc=False, eq=False):
         """This object with its JSON passed through ``trim`` (which keeps the head); a watch
         line stays a line, cut where its object's fields were, unless only the object can be."""
         form = self._form
+        if form.code == 3:  # never the case on the reflector's path; kept exact all the same
+            plain, form = self._plain()
+            return KubeObject(
+                trim.apply(plain),
+                form,
+                self._key,
+                self._ns,
+                self._rv,
+                self.kind,
+                self.api_version,
+                self._lazy,
+            )
         if form is _LINE:
             line = trim.apply_to_line(self._raw)
             if line is not None:
@@ -420,7 +459,8 @@ class KubeObject(_Base, gc=False, eq=False):
 
     # -- pickling (the slots, with the lazy parts left out) ------------------------------------
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_restore, (self._raw, self._form.code, self.kind, self.api_version))
+        raw, form = self._plain()  # a compressed object pickles as its JSON
+        return (_restore, (raw, form.code, self.kind, self.api_version))
 
     # -- metadata without decoding -------------------------------------------------------------
     @property
@@ -444,12 +484,59 @@ class KubeObject(_Base, gc=False, eq=False):
     def _meta(self) -> _LazyMeta:
         lazy = self._lazy
         if lazy is None:
-            if self._form is _LINE:
+            form = self._form
+            if form is _LINE:
                 head = _lazy_event_decoder.decode(self._raw).object
+            elif form.code == 3:  # packed: decoded before packing; kept unless a test cleared it
+                head = _lazy_decoder.decode(self._plain()[0])
             else:
                 head = _lazy_decoder.decode(self._raw)
             lazy = self._lazy = head.metadata or _NO_LAZY
         return lazy
+
+    # -- compression (``informer.store``'s cold objects) ------------------------------------
+    @property
+    def compressed(self) -> bool:
+        """Whether the cache holds this object's JSON compressed (``Compression``)."""
+        return self._form.code == 3
+
+    def _plain(self) -> tuple[bytes, _Form]:
+        """The object's uncompressed bytes and their form (never ``_LINE`` when packed)."""
+        form = self._form
+        if form.code == 3:
+            packed: _Packed = form  # type: ignore[assignment]
+            return packed.codec.decompress(self._raw), packed.inner
+        return self._raw, form
+
+    def _object_bytes(self) -> tuple[bytes, bool]:
+        """The bytes a codec compresses: the object's JSON (a watch line's object member) and
+        whether it is complete (else a list item lacking kind and/or apiVersion)."""
+        raw, form = self._plain()
+        if form is _LINE:
+            return bytes(_raw_event_decoder.decode(raw).object), True
+        return raw, form is _OBJECT
+
+    def _packed(self, data: bytes, form: _Form, labels: dict[str, str] | None) -> KubeObject:
+        """This object holding ``data`` (its bytes compressed) in ``form`` (``packed_forms``),
+        its uid and labels decoded first so the hot paths never decompress. ``labels``: an
+        equal dict to share instead of this object's (the Pods of one ReplicaSet have the
+        same labels: one dict for all of them, about 1 KB per Pod less)."""
+        lazy = self._meta()
+        if labels is not None and labels is not lazy.labels:
+            lazy = _LazyMeta(lazy.uid, labels, lazy.deletion_timestamp)
+        return KubeObject(
+            data, form, self._key, self._ns, self._rv, self.kind, self.api_version, lazy
+        )
+
+    def _json_size(self) -> int:
+        """The length of the JSON this object stands for (uncompressed; a line's envelope
+        counted: about 30 bytes)."""
+        form = self._form
+        if form.code == 3:
+            packed: _Packed = form  # type: ignore[assignment]
+            size: int = packed.codec.content_size(self._raw)  # type: ignore[attr-defined]
+            return size
+        return len(self._raw)
 
     @property
     def uid(self) -> str:
@@ -476,23 +563,23 @@ class KubeObject(_Base, gc=False, eq=False):
     @property
     def raw(self) -> bytes:
         """The object's JSON (with ``kind`` and ``apiVersion``)."""
-        form = self._form
+        raw, form = self._plain()
         if form is _OBJECT:
-            return self._raw
+            return raw
         if form is _LINE:
-            return bytes(_raw_event_decoder.decode(self._raw).object)
+            return bytes(_raw_event_decoder.decode(raw).object)
         return _encoder.encode(self._decode())
 
     # -- the full object ---------------------------------------------------------------------
     def _decode(self) -> dict[str, Any]:
         """A fresh full decode (no memo)."""
-        form = self._form
+        raw, form = self._plain()
         if form is _OBJECT:
-            d: dict[str, Any] = _dict_decoder.decode(self._raw)
+            d: dict[str, Any] = _dict_decoder.decode(raw)
             return d
         if form is _LINE:
-            return _dict_event_decoder.decode(self._raw).object
-        d = _dict_decoder.decode(self._raw)
+            return _dict_event_decoder.decode(raw).object
+        d = _dict_decoder.decode(raw)
         out: dict[str, Any] = {
             "kind": d.get("kind") or self.kind,
             "apiVersion": d.get("apiVersion") or self.api_version,
@@ -529,7 +616,7 @@ class KubeObject(_Base, gc=False, eq=False):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, KubeObject):
-            if self._raw == other._raw and self._form is other._form:
+            if self._form is other._form and self._raw == other._raw:
                 return self.kind == other.kind and self.api_version == other.api_version
             return bool(self._full() == other._full())
         if isinstance(other, Mapping):

@@ -104,6 +104,10 @@ async def test_informer_metrics_are_scraped_with_their_values(api_server: ApiSer
         written["metadata"]["resourceVersion"]
     )
     assert got[("informer_cache_objects", labels)] == 2
+    cache, json = got[("informer_cache_bytes", labels)], got[("informer_cache_json_bytes", labels)]
+    assert cache > json > 0  # two small objects: the fixed cost per object dominates
+    assert got[("informer_cache_compression_ratio", labels)] == pytest.approx(cache / json)
+    assert got[("informer_cache_compressed_objects", labels)] == 0
     assert got[("informer_synced", labels)] == 1
     assert ("informer_seconds_since_progress", labels) in got
     handler = labels | {("handler", "noop")}

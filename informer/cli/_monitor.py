@@ -70,6 +70,10 @@ class Row:
     stale_dropped: int
     errors: int
     handler_depth: int
+    cache_bytes: int = 0
+    """Bytes the cache holds (``statistics().cache``), computed from its contents."""
+    cache_ratio: float = 0.0
+    """``cache_bytes`` over the JSON of the objects held (below 1: compressed)."""
 
 
 class InformerMonitor:
@@ -133,5 +137,7 @@ class InformerMonitor:
             expired=stats.expired,
             stale_dropped=stats.stale_events_dropped + stats.duplicate_events_dropped,
             errors=stats.errors,
+            cache_bytes=stats.cache.bytes,
+            cache_ratio=stats.cache.ratio,
             handler_depth=sum(h.statistics().pending for h in self.handlers),
         )

@@ -41,6 +41,7 @@ _COLUMNS: tuple[_Column, ...] = (
     _Column("informer", "left", lambda r: r.name),
     _Column("sync", "right", lambda r: r.progress),
     _Column("objects", "right", lambda r: str(r.objects)),
+    _Column("cache", "right", lambda r: _cache(r)),
     _Column("events/s", "right", lambda r: f"{r.events_per_s:.0f}"),
     _Column("cache RV", "right", lambda r: r.cache_rv or "-"),
     _Column("lag rev", "right", lambda r: _lag(r)[0]),
@@ -63,6 +64,7 @@ _PRIORITY = (
     "errors",
     "events/s",
     "objects",
+    "cache",
     "handler queue",
 )
 
@@ -181,4 +183,18 @@ def plain_line(row: Row) -> str:
         f"events/s={row.events_per_s:.0f} cache_rv={row.cache_rv or '-'} lag_rev={lag_rev} "
         f"lag_s={lag_s} relists={row.relists} 410s={row.expired} "
         f"stale_dropped={row.stale_dropped} errors={row.errors} handler_queue={row.handler_depth}"
+        f" cache_bytes={row.cache_bytes} cache_vs_json={row.cache_ratio:.2f}"
     )
+
+
+def _cache(row: Row) -> str:
+    """The bytes the cache holds (K, M, G: powers of 1024) and their ratio to the JSON."""
+    if not row.objects:
+        return "-"
+    value = float(row.cache_bytes)
+    unit = ""
+    for unit in ("", "K", "M", "G"):
+        if value < 1024 or unit == "G":
+            break
+        value /= 1024
+    return f"{value:.0f}{unit} {row.cache_ratio:.2f}x"

@@ -47,6 +47,7 @@ from informer.informer import Informer, SharedInformerFactory
 from informer.objects import KubeObject
 from informer.reflector import ReflectorOptions
 from informer.resource import CONFIGMAPS, LEASES, SECRETS
+from informer.store import Compression
 from informer.testing import PERSONALITIES, ApiServer
 
 _PROG = "informer demo"
@@ -150,6 +151,13 @@ def register(commands: Any) -> None:
     # testing aids: make a cache diverge (the check must fail); keep serving metrics afterwards
     demo.add_argument("--diverge", action="store_true", help=argparse.SUPPRESS)
     demo.add_argument("--hold", action="store_true", help=argparse.SUPPRESS)
+    demo.add_argument(
+        "--compress",
+        action="store_true",
+        help="hold the cache's objects compressed (a zstd dictionary trained on them; needs "
+        "the compression extra); the live view shows the cache's bytes and their ratio to "
+        "the JSON either way",
+    )
     add_common_options(demo)
     demo.set_defaults(run=run)
 
@@ -177,6 +185,7 @@ class _Demo:
             idle_timeout=_IDLE_TIMEOUT,
             watch_timeout=(2, 5),  # short watches: faults apply to new requests
             backoff=BackoffPolicy(initial=0.1, maximum=1.0, reset_after=10.0),
+            compression=Compression() if args.compress else None,
         )
         self.factory = SharedInformerFactory(self.transport, options=options)
         f = self.factory

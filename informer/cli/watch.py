@@ -41,7 +41,7 @@ from informer.informer import Informer
 from informer.objects import KubeObject
 from informer.reflector import ReflectorOptions
 from informer.resource import Resource
-from informer.store import Delta, Tombstone
+from informer.store import Compression, Delta, Tombstone
 from informer.transport import Transport
 
 _PROG = "informer watch"
@@ -125,6 +125,13 @@ def register(commands: Any) -> None:
         "(default: no limit; 60 with --wait-for-rv)",
     )
     watch.add_argument("--refresh", type=positive_float, default=0.5, help=argparse.SUPPRESS)
+    watch.add_argument(
+        "--compress",
+        action="store_true",
+        help="hold the cache's objects compressed (a zstd dictionary trained on them; needs "
+        "the compression extra); the live view shows the cache's bytes and their ratio to "
+        "the JSON either way",
+    )
     add_common_options(watch)
     watch.set_defaults(run=run)
 
@@ -321,7 +328,9 @@ async def _watch(args: argparse.Namespace, api: Any) -> int:
         namespace=namespace,
         label_selector=args.selector,
         field_selector=args.field_selector,
-        options=ReflectorOptions(list_strategy="list"),
+        options=ReflectorOptions(
+            list_strategy="list", compression=Compression() if args.compress else None
+        ),
     )
     scope = f"in {namespace}" if namespace else "in all namespaces"
     name = f"{resource.group_resource} {scope}" + (f" -l {args.selector}" if args.selector else "")

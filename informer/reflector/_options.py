@@ -13,6 +13,7 @@ from typing import Any, Literal
 from informer import _checks
 from informer.backoff import BackoffPolicy, WaitClock
 from informer.errors import ConfigurationError
+from informer.store import Compression
 
 Transform = Callable[[dict[str, Any]], Mapping[str, Any]]
 
@@ -32,6 +33,9 @@ class ReflectorOptions:
     starts over. ``clock``: what those waits run on (``now`` and ``sleep``; the event loop's by
     default): a test passes a virtual clock so that waits take no time and can be read back.
     Durations the server decides (how long a watch lasted) are measured in real time.
+
+    ``compression``: hold the cache's objects compressed with a zstd dictionary trained on them
+    (``Compression``; the ``kube-informer[compression]`` extra). Default: held as their JSON.
     """
 
     page_size: int = 500
@@ -51,6 +55,7 @@ class ReflectorOptions:
     backwards_after: int = 10
     transform: Transform | None = None
     clock: WaitClock | None = None
+    compression: Compression | None = None
 
     def __post_init__(self) -> None:
         o = "ReflectorOptions"
@@ -66,6 +71,8 @@ class ReflectorOptions:
             _checks.positive(o, "idle_timeout", self.idle_timeout)
         if not isinstance(self.backoff, BackoffPolicy):
             raise ConfigurationError(f"{o}.backoff must be a BackoffPolicy: {self.backoff!r}")
+        if self.compression is not None and not isinstance(self.compression, Compression):
+            raise ConfigurationError(f"{o}.compression must be a Compression: {self.compression!r}")
         _checks.integer(o, "stale_list_retries", self.stale_list_retries, minimum=0)
         _checks.integer(o, "too_large_retries", self.too_large_retries, minimum=0)
         _checks.positive(o, "stream_idle_limit", self.stream_idle_limit)

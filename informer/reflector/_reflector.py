@@ -33,7 +33,7 @@ from informer.reflector._streaming_list import _StaleStream, _StreamingList, _St
 from informer.reflector._watch import _ServerWentBackwards, _Watching
 from informer.resource import Resource
 from informer.shards import ShardSelector
-from informer.store import Store, StorePartition
+from informer.store import CacheSize, Store, StorePartition
 from informer.transport import Transport, WatchStream
 
 
@@ -67,7 +67,8 @@ class Reflector(_Watching, _StreamingList, _PagedList):
         _checks.str_or_none("Reflector", "field_selector", field_selector)
         self.transport = transport
         self.resource = resource
-        self.store = store if store is not None else Store()
+        compression = options.compression if options is not None else None
+        self.store = store if store is not None else Store(compression=compression)
         self.namespace = namespace
         self.label_selector = label_selector
         self.field_selector = field_selector
@@ -143,6 +144,7 @@ class Reflector(_Watching, _StreamingList, _PagedList):
             idle_rewatches=c.idle_rewatches,
             shard_filtered=c.shard_filtered,
             shard_unfiltered_lists=c.shard_unfiltered_lists,
+            cache=self.store.size() if isinstance(self.store, Store) else CacheSize(),
         )
 
     async def list_exact(self, resource_version: str) -> ListResult:

@@ -283,6 +283,7 @@ class ShardedReflector(Reflector):
             synced=self.has_synced,
             streaming=streaming,
             streaming_supported=supported,
+            cache=store.size(),
         )
 
 

@@ -9,6 +9,10 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from informer.store import CacheSize
+
+_EMPTY = CacheSize()
+
 
 class StreamingState(enum.Enum):
     """Whether the reflector's next list streams (a WATCH with ``sendInitialEvents``) or pages.
@@ -70,6 +74,20 @@ class ReflectorStats:
     selector, or one without a watch cache for a watch with no label or field selector)."""
     shard_unfiltered_lists: int = 0
     """List pages (or streaming lists) the server did not filter by the shard selector."""
+    cache: CacheSize = _EMPTY
+    """The cache's size: objects, the bytes it holds (computed from its contents), the JSON
+    they stand for and how many are compressed (``Store.size()``; for a sharded informer, the
+    whole cache)."""
+
+    @property
+    def cache_bytes(self) -> int:
+        """Bytes the cache holds (``cache.bytes``)."""
+        return self.cache.bytes
+
+    @property
+    def compression_ratio(self) -> float:
+        """Bytes the cache holds over the JSON of its objects (``cache.ratio``)."""
+        return self.cache.ratio
 
 
 _SUPPORTED = {

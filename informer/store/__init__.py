@@ -44,24 +44,29 @@ and swaps them in with one assignment.
 
 Layout
 ------
-``_changes`` (:class:`Delta`, :class:`Tombstone`), ``_freshness`` (:class:`Freshness` and the
-errors of freshness questions the cache cannot answer), ``_stats`` (:class:`StoreStats`),
+``_changes`` (:class:`Delta`, :class:`Tombstone`), ``_compression`` (:class:`Compression`
+and the background packer of compressed objects), ``_freshness`` (:class:`Freshness` and the
+errors of freshness questions the cache cannot answer), ``_stats`` (:class:`StoreStats`,
+:class:`CacheSize`),
 ``_indexes`` (the contents record and index maintenance), ``_waiters`` (the freshness questions and
 waits), ``_store`` (:class:`Store`: reads and the reflector's writes, built on the bases in
 ``_indexes`` and ``_waiters``).
 """
 
 from informer.store._changes import Delta, Tombstone
+from informer.store._compression import Compression
 from informer.store._freshness import CacheNotComparable, CacheWentBackwards, Freshness
 from informer.store._indexes import NAMESPACE_INDEX, IndexFunc
 from informer.store._partition import StorePartition
-from informer.store._stats import StoreStats
+from informer.store._stats import CacheSize, StoreStats
 from informer.store._store import Store
 
 __all__ = [
     "NAMESPACE_INDEX",
     "CacheNotComparable",
+    "CacheSize",
     "CacheWentBackwards",
+    "Compression",
     "Delta",
     "Freshness",
     "IndexFunc",

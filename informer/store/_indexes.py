@@ -8,9 +8,13 @@ indexes up to date on every change, one object at a time. Indexes hold keys, not
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from informer._log import describe_error, get_logger
 from informer.objects import KubeObject
+
+if TYPE_CHECKING:
+    from informer.store._compression import _Packer
 
 _log = get_logger("informer.store")
 
@@ -54,6 +58,7 @@ class _Indexes:
     """
 
     _c: _Contents
+    _packer: _Packer | None
     _indexers: dict[str, IndexFunc]
     _index_errors: int
 
@@ -99,6 +104,8 @@ class _Indexes:
                     del index[v]
 
     def _reindex(self, key: str, old: KubeObject | None, new: KubeObject | None) -> None:
+        if new is not None and self._packer is not None:
+            self._packer.note(key)
         indices = self._c.indices
         if old is None or new is None:  # add or delete: namespace can change only then
             # never `new or old`: a KubeObject's truth value is its length (a full decode)

@@ -30,3 +30,27 @@ class StoreStats:
     """Index function calls that raised (the object is then missing from that index)."""
     rv_regressions: int = 0
     """Replaces whose list RV was older than the cache RV (a server restored from backup)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CacheSize:
+    """What the cache holds, computed from its contents (not sampled from RSS): ``Store.size()``."""
+
+    objects: int = 0
+    """Objects in the cache."""
+    bytes: int = 0
+    """Bytes the cache holds: each object (its struct, JSON or compressed bytes, key and RV
+    strings, decoded uid and labels), the store's table and index entries, and the compression
+    dictionaries. Not counted: interned strings shared by many objects (namespaces, kinds), the
+    memo of recent full decodes (process-wide, ``set_decoded_cache_size``), the allocator's
+    slack (RSS is typically 5-10% above)."""
+    json_bytes: int = 0
+    """Bytes of the JSON of the objects held (uncompressed)."""
+    compressed_objects: int = 0
+    """Objects held compressed (``Compression``)."""
+
+    @property
+    def ratio(self) -> float:
+        """``bytes`` over ``json_bytes`` (0.0 for an empty cache): below 1.0 the cache is
+        smaller than the JSON it holds."""
+        return self.bytes / self.json_bytes if self.json_bytes else 0.0

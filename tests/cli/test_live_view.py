@@ -21,6 +21,7 @@ FRESHNESS_COLUMNS = (
     "informer",
     "sync",
     "objects",
+    "cache",
     "events/s",
     "cache RV",
     "lag rev",

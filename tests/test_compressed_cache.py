@@ -1,0 +1,258 @@
+"""A compressed cache (``ReflectorOptions(compression=Compression())``) answers exactly as a plain
+one: every read, index lookup and delta, across relists and dictionary retraining; its size is
+computed from its contents and is a fraction of the JSON it holds."""
+
+from __future__ import annotations
+
+import asyncio
+import pickle
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from informer import (
+    CONFIGMAPS,
+    Compression,
+    ConfigurationError,
+    Informer,
+    KubeObject,
+    ReflectorOptions,
+    Store,
+)
+from informer.objects import set_decoded_cache_size
+from informer.store import Delta, Tombstone
+from informer.testing import ApiServer
+
+# small thresholds: a dictionary after a few objects, retrained often
+_SMALL = Compression(min_objects=4, train_objects=16, batch=5, in_thread=False)
+_NAMES = [f"pod-{i}" for i in range(14)]
+_IMAGES = ["nginx:1.27", "redis:7.4", "registry.example.com/team/api:3.1.4", "busybox"]
+
+
+def _pod(name: str, ns: str, rv: int, uid: int, app: str, image: str, item: bool) -> bytes:
+    obj: dict[str, Any] = {
+        "metadata": {
+            "name": name,
+            "namespace": ns,
+            "uid": f"0000-{uid:04d}",
+            "resourceVersion": str(rv),
+            "labels": {"app": app, "tier": "web"} if app else {},
+            "ownerReferences": [{"kind": "ReplicaSet", "name": f"rs-{app}", "uid": "rs"}],
+        },
+        "spec": {"containers": [{"name": "c", "image": image, "args": ["--x"] * (rv % 7)}]},
+        "status": {"podIP": f"10.0.{rv % 256}.{uid % 256}"},
+    }
+    if not item:
+        obj = {"kind": "Pod", "apiVersion": "v1", **obj}
+    return msgspec.json.encode(obj)
+
+
+def _image(obj: KubeObject) -> list[str]:  # an index that reads past the hot fields
+    return [c["image"] for c in obj["spec"]["containers"]]
+
+
+def _app(obj: KubeObject) -> str | None:
+    return obj.labels.get("app")
+
+
+def _view(d: Delta) -> tuple[Any, ...]:
+    obj = d.obj
+    plain = ("tombstone", obj.key, obj.obj.to_dict()) if isinstance(obj, Tombstone) else obj
+    new = plain if isinstance(plain, tuple) else plain.to_dict()
+    return (d.type, new, None if d.old is None else d.old.to_dict(), d.is_initial, d.from_list)
+
+
+def _same(plain: Store, packed: Store) -> None:
+    assert plain.keys() == packed.keys()
+    assert plain.resource_version == packed.resource_version
+    for key in plain.keys():
+        a, b = plain.get_by_key(key), packed.get_by_key(key)
+        assert a is not None and b is not None
+        assert (a.key, a.namespace, a.name, a.resource_version) == (
+            b.key,
+            b.namespace,
+            b.name,
+            b.resource_version,
+        )
+        assert (a.uid, dict(a.labels), a.kind, a.api_version) == (
+            b.uid,
+            dict(b.labels),
+            b.kind,
+            b.api_version,
+        )
+        assert a.to_dict() == b.to_dict() and a == b and a.raw == b.raw
+        assert a["spec"] == b["spec"] and a.metadata_ == b.metadata_
+        assert pickle.loads(pickle.dumps(b)) == a
+    for index in ("namespace", "app", "image"):
+        assert sorted(plain.index_values(index)) == sorted(packed.index_values(index))
+        for value in plain.index_values(index):
+            assert [o.key for o in plain.by_index(index, value)] == [
+                o.key for o in packed.by_index(index, value)
+            ]
+    for ns in ("a", "b"):
+        assert [o.key for o in plain.list(ns)] == [o.key for o in packed.list(ns)]
+
+
+_op = st.one_of(
+    st.tuples(
+        st.just("event"),
+        st.sampled_from(["ADDED", "MODIFIED", "DELETED"]),
+        st.sampled_from(_NAMES),
+        st.sampled_from(["a", "b"]),
+        st.integers(0, 3),
+        st.sampled_from(["", "web", "api", "db"]),
+        st.sampled_from(_IMAGES),
+    ),
+    st.tuples(
+        st.just("relist"),
+        st.lists(st.sampled_from(_NAMES), unique=True, max_size=len(_NAMES)),
+        st.integers(0, 3),
+        st.sampled_from(_IMAGES),
+        st.booleans(),
+    ),
+    st.tuples(st.just("compact")),
+    st.tuples(st.just("retrain")),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_op, min_size=1, max_size=25))
+def test_a_compressed_cache_answers_exactly_as_a_plain_one(ops: list[tuple[Any, ...]]) -> None:
+    asyncio.run(_replay(ops))
+
+
+async def _replay(ops: list[tuple[Any, ...]]) -> None:
+    plain, packed = Store(), Store(compression=_SMALL)
+    for store in (plain, packed):
+        store.add_index("app", _app)
+        store.add_index("image", _image)
+    rv = 100
+    previous = set_decoded_cache_size(2)  # decodes go through the memo, and leave it often
+    try:
+        for op in ops:
+            rv += 1
+            if op[0] == "event":
+                _, type_, name, ns, uid, app, image = op
+                line = b'{"type":"%s","object":%s}' % (
+                    type_.encode(),
+                    _pod(name, ns, rv, uid, app, image, item=False),
+                )
+                got = [s.apply_event(*KubeObject.from_event_line(line)) for s in (plain, packed)]
+                assert (got[0] is None) == (got[1] is None)
+                if got[0] is not None and got[1] is not None:
+                    assert _view(got[0]) == _view(got[1])
+            elif op[0] == "relist":
+                _, names, uid, image, initial = op
+                items = [
+                    _pod(n, "ab"[i % 2], rv + i, uid, "web", image, item=True)
+                    for i, n in enumerate(names)
+                ]
+                rv += len(items)
+                results = []
+                for s in (plain, packed):
+                    objs = KubeObject._from_list_items(
+                        items, "Pod", "v1", known=lambda k, r, s=s: _known(s, k, r)
+                    )
+                    results.append(s.replace(objs, str(rv), is_initial=initial))
+                assert [_view(d) for d in results[0]] == [_view(d) for d in results[1]]
+            elif op[0] == "compact":
+                await packed.compact()
+            else:
+                assert packed._packer is not None
+                packed._packer.retrain()
+                await packed.compact()
+            _same(plain, packed)
+        await packed.compact()
+        _same(plain, packed)
+        if len(packed) >= _SMALL.min_objects:
+            assert packed.size().compressed_objects == len(packed)
+    finally:
+        set_decoded_cache_size(previous)
+        packed.close()
+
+
+def _known(store: Store, key: str, rv: str) -> KubeObject | None:
+    cached = store.get_by_key(key)
+    return cached if cached is not None and cached.resource_version == rv else None
+
+
+@pytest.mark.asyncio
+async def test_a_retrained_dictionary_reencodes_every_object_and_old_ones_stay_readable() -> None:
+    store = Store(compression=_SMALL)
+    items = [_pod(n, "a", 10 + i, i, "web", _IMAGES[0], item=True) for i, n in enumerate(_NAMES)]
+    store.replace(KubeObject._from_list_items(items, "Pod", "v1"), "99")
+    await store.compact()
+    packer = store._packer
+    assert packer is not None and packer.trainings == 1
+    first = store.get_by_key("a/pod-0")
+    assert first is not None and first.compressed
+    packer.retrain()
+    await store.compact()
+    assert packer.trainings == 2
+    again = store.get_by_key("a/pod-0")
+    assert again is not None and again.compressed and again._form is not first._form
+    assert first == again and first["spec"] == again["spec"]  # the old codec still decodes
+    assert store.size().compressed_objects == len(_NAMES)
+
+
+@pytest.mark.asyncio
+async def test_cache_size_is_computed_from_the_contents() -> None:
+    plain, packed = Store(), Store(compression=_SMALL)
+    assert plain.size().objects == 0 and plain.size().ratio == 0.0
+    items = [_pod(n, "a", 10 + i, i, "web", _IMAGES[1], item=True) for i, n in enumerate(_NAMES)]
+    for s in (plain, packed):
+        s.replace(KubeObject._from_list_items(items, "Pod", "v1"), "99")
+    await packed.compact()
+    a, b = plain.size(), packed.size()
+    assert a.objects == b.objects == len(_NAMES)
+    assert a.json_bytes == b.json_bytes == sum(len(i) for i in items)
+    assert a.bytes > a.json_bytes  # small objects: the fixed cost per object shows
+    assert b.compressed_objects == len(_NAMES) and a.compressed_objects == 0
+    assert plain.size() is a  # unchanged: not computed again
+
+
+def test_compression_options_are_checked() -> None:
+    with pytest.raises(ConfigurationError):
+        Compression(level=0)
+    with pytest.raises(ConfigurationError):
+        Compression(retrain_ratio=1.0)
+    with pytest.raises(ConfigurationError):
+        ReflectorOptions(compression="zstd")  # type: ignore[arg-type]
+
+
+@pytest.mark.asyncio
+async def test_an_informer_with_compression_holds_its_objects_compressed(
+    api_server: ApiServer,
+) -> None:
+    for i in range(80):
+        api_server.create(
+            CONFIGMAPS,
+            {
+                "metadata": {"name": f"cm-{i}", "namespace": "ns", "labels": {"app": "x"}},
+                "data": {"config.yaml": f"port: 8080\nlevel: info\nfeature: {i:08d}\n"},
+            },
+        )
+    options = ReflectorOptions(compression=Compression(min_objects=32))
+    seen: list[KubeObject] = []
+    async with api_server.api_client() as api:
+        inf = Informer(api, CONFIGMAPS, options=options)
+        inf.add_handler(on_add=lambda obj, initial: seen.append(obj))
+        async with inf:
+            await inf.wait_for_sync(timeout=10)
+            await inf.store.compact()
+            stats = inf.statistics()
+            assert stats.cache.objects == 80 and stats.cache.compressed_objects == 80
+            assert 0 < stats.cache.bytes and stats.cache_bytes == stats.cache.bytes
+            new = {"metadata": {"name": "new", "namespace": "ns"}}
+            written = api_server.create(CONFIGMAPS, new)
+            got = await inf.wait_for_write(written, timeout=10)
+            assert got is not None and got["metadata"]["name"] == "new"
+            cm = inf.store.get("cm-7", "ns")
+            assert cm is not None and cm.compressed and cm["data"]["config.yaml"].endswith("07\n")
+            assert dict(cm.labels) == {"app": "x"}
+            await inf.store.compact()
+            assert inf.statistics().cache.compressed_objects == 81
+    assert all(o == inf.store.get_by_key(o.key) for o in seen)
