@@ -538,3 +538,28 @@ async def test_transition_rules_on_map_list_items_compare_the_same_key(
     changed = await client.request(api_server, "PUT", WEBSITES + "/ports", body)
     assert changed.status == 422
     assert changed.body["details"]["causes"][0]["field"] == "spec.ports[1]"
+
+
+async def test_server_side_apply_replaces_atomic_maps_whole(
+    api_server: ApiServer, client: Client
+) -> None:
+    crd = website_crd()
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["properties"]["selector"]["x-kubernetes-map-type"] = "atomic"
+    assert (await client.request(api_server, "POST", CRD_PATH, crd)).status == 201
+    apply = "application/apply-patch+yaml"
+    first = website("atom", image="nginx", selector={"a": "1", "b": "2"})
+    made = await client.request(
+        api_server, "PATCH", WEBSITES + "/atom", first, apply, fieldManager="m"
+    )
+    assert made.status == 201
+    second = website("atom", image="nginx", selector={"c": "3"})
+    replaced = await client.request(
+        api_server, "PATCH", WEBSITES + "/atom", second, apply, fieldManager="m"
+    )
+    assert replaced.status == 200 and replaced.body["spec"]["selector"] == {"c": "3"}
+    other = website("atom", selector={"d": "4"})
+    conflict = await client.request(
+        api_server, "PATCH", WEBSITES + "/atom", other, apply, fieldManager="n"
+    )
+    assert conflict.status == 409  # the whole map is m's

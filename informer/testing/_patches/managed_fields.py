@@ -21,6 +21,7 @@ from informer.testing._schemas.types import TYPES, Field, root_type
 __all__ = [
     "FieldSet",
     "Path",
+    "atomic_members",
     "decode_fields",
     "encode_fields",
     "field_set",
@@ -88,7 +89,7 @@ def field_set(obj: Json, group: str, plural: str) -> FieldSet:
 def _walk_field(value: Any, field: Field | None, path: Path, out: FieldSet) -> None:
     """A struct field (or map entry) at ``path``: members are its leaves."""
     if isinstance(value, dict):
-        if not value:
+        if not value or (field is not None and field.atomic):
             out.add(path)
         elif field is not None and field.free_map:
             out.add(path)  # a map of arbitrary keys is a member itself (".")
@@ -121,6 +122,37 @@ def _walk_field(value: Any, field: Field | None, path: Path, out: FieldSet) -> N
                     )
     else:
         out.add(path)
+
+
+def atomic_members(obj: Json, group: str, plural: str) -> FieldSet:
+    """The members of ``obj`` that are whole objects (``x-kubernetes-map-type: atomic``):
+    leaves although their values are maps."""
+    out: FieldSet = set()
+    root = root_type(group, plural)
+    for key, value in obj.items():
+        if key not in ("apiVersion", "kind", "metadata"):
+            _atomic(value, root.get(key), (f"f:{key}",), out)
+    return out
+
+
+def _atomic(value: Any, field: Field | None, path: Path, out: FieldSet) -> None:
+    if isinstance(value, dict):
+        if field is not None and field.atomic:
+            out.add(path)
+            return
+        if field is not None and field.free_map:
+            return
+        struct = _struct(field)
+        for key, entry in value.items():
+            _atomic(entry, struct.get(key) if struct else None, (*path, f"f:{key}"), out)
+    elif isinstance(value, list) and field is not None and field.list == "map":
+        struct = _struct(field)
+        for entry in value:
+            element = item_key(entry, field)
+            if element is None or not isinstance(entry, dict):
+                continue
+            for key, sub in entry.items():
+                _atomic(sub, struct.get(key) if struct else None, (*path, element, f"f:{key}"), out)
 
 
 def value_at(obj: Any, path: Path) -> Any:

@@ -16,6 +16,7 @@ from informer.testing import _status as st
 from informer.testing._patches.managed_fields import (
     FieldSet,
     Path,
+    atomic_members,
     decode_fields,
     encode_fields,
     entry,
@@ -76,6 +77,7 @@ def apply_patch(
     prior: FieldSet = set()
     others: list[tuple[Json, FieldSet]] = []
     conflicts: list[tuple[Json, Path]] = []
+    atomic = atomic_members(applied, resource.group, resource.plural)
     for existing in entries:
         owned = decode_fields(existing.get("fieldsV1"))
         if same_entry(existing, manager, "Apply", subresource):
@@ -83,7 +85,8 @@ def apply_patch(
             continue
         for path in sorted(owned & fields):
             before, after = value_at(live, path), value_at(applied, path)
-            if not is_missing(before) and not isinstance(after, dict) and before != after:
+            leaf = not isinstance(after, dict) or path in atomic
+            if not is_missing(before) and leaf and before != after:
                 conflicts.append((existing, path))
         others.append((existing, owned))
     if conflicts and not options.force:
@@ -124,7 +127,7 @@ def _merge(live: Json, applied: Json, struct: Struct | None) -> Json:
         old = result.get(key)
         if value is None:
             result.pop(key, None)
-        elif isinstance(value, dict) and isinstance(old, dict):
+        elif isinstance(value, dict) and isinstance(old, dict) and not (field and field.atomic):
             sub = TYPES.get(field.type) if field is not None and field.type else None
             result[key] = _merge(old, value, sub)
         elif isinstance(value, list) and isinstance(old, list) and field is not None:

@@ -5,7 +5,8 @@ The apply machinery reads the structure of objects from ``types.TYPES`` / ``type
 schema, as the apiserver's structured-merge-diff builds it: ``x-kubernetes-list-type: map``
 lists merge by their ``x-kubernetes-list-map-keys`` (each item owned on its own), ``set`` lists
 by value, other lists are atomic; objects with ``properties`` are structs, ``additionalProperties``
-maps are granular. Registered when the CRD is served (a later CRD of the same name replaces it).
+maps are granular, ``x-kubernetes-map-type: atomic`` objects are one value. Registered when
+the CRD is served (a later CRD of the same name replaces it).
 """
 
 from __future__ import annotations
@@ -63,5 +64,6 @@ def _field(node: Json, name: str) -> Field:
             return Field(item_type, "map", keys[0] if keys else "", keys)
         return Field(list="atomic")
     if node.get("type") == "object" or "properties" in node:
-        return Field(_type_name(node, name))
+        atomic = node.get("x-kubernetes-map-type") == "atomic"
+        return Field(_type_name(node, name), atomic=atomic)
     return Field()

@@ -30,6 +30,8 @@ class Field:
     """``patchStrategy: retainKeys``: a patch replaces the union members it does not name."""
     free_map: bool = False
     """A map of arbitrary keys (labels, data), not a struct."""
+    atomic: bool = False
+    """An object applied and owned as one value (``x-kubernetes-map-type: atomic``)."""
 
     @property
     def list_keys(self) -> tuple[str, ...]:
