@@ -66,7 +66,7 @@ EXAMPLES = examples()
 
 
 def test_the_docs_have_examples() -> None:
-    assert len(EXAMPLES) >= 4
+    assert len(EXAMPLES) >= 12
 
 
 def seed(server: ApiServer) -> None:
