@@ -133,7 +133,7 @@ class Manager:
         self._stopping: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
         self._stop_reason = "stop"
-        self._log = _log.bind(lease=None if self.elector is None else self.elector.name)
+        self._log = _log
 
     # -- building --------------------------------------------------------------------------
     def informer(
@@ -275,6 +275,8 @@ class Manager:
         if self._state is not ManagerState.NEW:
             raise RuntimeError(f"a manager runs once (this one is {self._state.value})")
         self._state = ManagerState.STARTING
+        if self.elector is not None:  # set in the constructor, or assigned since
+            self._log = _log.bind(lease=f"{self.elector.namespace}/{self.elector.name}")
         for c in self._controllers:
             if c.shutdown_timeout >= self.shutdown_timeout:  # its reconciles outlast the stop
                 self._log.warning(
