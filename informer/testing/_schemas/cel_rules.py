@@ -9,18 +9,16 @@ messageExpression or "failed rule: <rule>">`` (``reason`` may make it Forbidden,
 Duplicate; ``fieldPath`` moves it).
 
 ``cel-python`` evaluates the CEL language and its standard functions; of the Kubernetes
-extension libraries it gets the common string and list functions here. A rule using anything
-else (``quantity``, ``url``, ``ip``, ``format``...), or when ``cel-python`` is not installed (the
-``cel`` extra), is not evaluated: the write is answered with a ``Warning`` naming the rule, never
-silently accepted as checked.
+libraries it gets strings, lists, regular expressions, quantities and URLs (``cel_library``). A
+rule using anything else (``ip``, ``cidr``, ``format``, ``semver``...), or when ``cel-python`` is
+not installed (the ``cel`` extra), is not evaluated: the write is answered with a ``Warning``
+naming the rule, never silently accepted as checked.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
-from collections.abc import Callable
 from functools import cache
 from typing import Any, Final
 
@@ -37,10 +35,13 @@ try:  # the optional ``cel`` extra
     import celpy
     from celpy import celtypes
     from celpy.adapter import json_to_cel
+
+    from informer.testing._schemas.cel_library import FUNCTIONS
 except ImportError:  # pragma: no cover - exercised only without the extra
     celpy = None  # type: ignore[assignment]
     celtypes = None  # type: ignore[assignment]
     json_to_cel = None  # type: ignore[assignment]
+    FUNCTIONS = {}  # type: ignore[misc]
 
 
 class CelOutcome:
@@ -51,59 +52,36 @@ class CelOutcome:
         self.warnings: list[str] = []
 
 
-def _functions() -> dict[str, Callable[..., Any]]:
-    """The Kubernetes CEL extension functions (strings, lists) cel-python lacks."""
-    assert celtypes is not None
-    s, lst, i = celtypes.StringType, celtypes.ListType, celtypes.IntType
-
-    def split(text: Any, sep: Any, limit: Any = None) -> Any:
-        parts = (
-            str(text).split(str(sep))
-            if limit is None or int(limit) < 0
-            else str(text).split(str(sep), max(int(limit) - 1, 0))
-        )
-        return lst([s(p) for p in parts])
-
-    def join(items: Any, sep: Any = "") -> Any:
-        return s(str(sep).join(str(x) for x in items))
-
-    def index_of(text: Any, sub: Any, start: Any = 0) -> Any:
-        return i(str(text).find(str(sub), int(start)))
-
-    def last_index_of(text: Any, sub: Any) -> Any:
-        return i(str(text).rfind(str(sub)))
-
-    def is_sorted(items: Any) -> Any:
-        values = list(items)
-        return celtypes.BoolType(all(a <= b for a, b in itertools.pairwise(values)))
-
-    return {
-        "lowerAscii": lambda t: s(str(t).lower()),
-        "upperAscii": lambda t: s(str(t).upper()),
-        "trim": lambda t: s(str(t).strip()),
-        "replace": lambda t, a, b, n=-1: s(str(t).replace(str(a), str(b), int(n))),
-        "split": split,
-        "join": join,
-        "indexOf": index_of,
-        "lastIndexOf": last_index_of,
-        "isSorted": is_sorted,
-        "sum": lambda items: sum(items[1:], items[0]) if len(items) else i(0),
-        "min": lambda items: min(items),
-        "max": lambda items: max(items),
-        "charAt": lambda t, n: s(str(t)[int(n)] if int(n) < len(str(t)) else ""),
-        "substring": lambda t, a, b=None: s(str(t)[int(a) : None if b is None else int(b)]),
+_CALL: Final = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+_STANDARD: Final = frozenset(
+    {
+        "size", "has", "all", "exists", "exists_one", "map", "filter", "matches", "startsWith",
+        "endsWith", "contains", "int", "uint", "double", "string", "bool", "bytes", "duration",
+        "timestamp", "type", "dyn", "getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear",
+        "getFullYear", "getHours", "getMilliseconds", "getMinutes", "getMonth", "getSeconds",
     }
+)  # fmt: skip
 
 
 @cache
 def _program(rule: str) -> Any:
     """The compiled rule, or the reason it cannot be evaluated here."""
     assert celpy is not None
+    unknown = sorted(
+        {name for name in _CALL.findall(_strip_strings(rule))} - _STANDARD - set(FUNCTIONS)
+    )
+    if unknown:
+        return f"unsupported function {', '.join(unknown)}"
     env = celpy.Environment()
     try:
-        return env.program(env.compile(rule), functions=_functions())
+        return env.program(env.compile(rule), functions=FUNCTIONS)
     except Exception as error:  # a parse error of cel-python: not checkable here
         return f"{type(error).__name__}: {error}"
+
+
+def _strip_strings(rule: str) -> str:
+    """The rule without its string literals (a call inside a string is not a call)."""
+    return re.sub(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"", "''", rule)
 
 
 def evaluate_rules(schema: Json, obj: Any, old: Any) -> CelOutcome:
@@ -180,7 +158,7 @@ def _check(
         return
     program = _program(text)
     if isinstance(program, str):
-        outcome.warnings.append(f"x-kubernetes-validations rule not checked: {text}: {program}")
+        outcome.warnings.append(f"x-kubernetes-validations rule not checked: {text} ({program})")
         return
     activation = {"self": json_to_cel(value)}
     if transition:
