@@ -602,3 +602,12 @@ async def test_cel_rules_with_quantities_urls_and_regular_expressions(
             "Invalid value: \"string\": failed rule: url(self).getScheme() == 'https'",
         ),
     }
+
+
+async def test_bulk_loaded_custom_resources_read_defaulted(crd: ApiServer, client: Client) -> None:
+    crd.bulk_load(
+        WEBSITE,
+        [{"metadata": {"name": f"b{i}", "namespace": "default"}, "spec": {}} for i in range(3)],
+    )
+    listed = await client.get(crd, WEBSITES)
+    assert [i["spec"] for i in listed.body["items"]] == [{"replicas": 1}] * 3

@@ -777,6 +777,7 @@ class Registry:
         kind_name, api_version = resource.kind, stored.api_version
         seen: set[str] = set()
         namespace_of, key_of = self.namespace_of, self.key
+        schema = strategy.schema
 
         def build() -> Iterable[tuple[str, Json]]:
             for obj in objs:
@@ -811,6 +812,8 @@ class Registry:
                 for k, v in obj.items():
                     if k not in _TYPE_AND_META:
                         data[k] = v
+                if schema is not None:  # as a read from storage shows it: pruned, defaulted
+                    data = schema.decode(data, None)
                 if "ownerReferences" in meta:
                     index(stored, key, data, None)
                 yield key, data
