@@ -5,6 +5,8 @@ informer's task has died or the event loop lags; metrics from the registry, or a
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -412,3 +414,19 @@ async def test_a_failed_runnable_stops_the_manager_and_run_raises(api_server: Ap
         await manager.run(handle_signals=False)
     assert manager.state is ManagerState.STOPPED
     assert [e["event"] for e in logs if e["log_level"] == "error"] == ["manager.failed"]
+
+
+@pytest.mark.asyncio
+async def test_by_default_it_listens_on_every_interface_ipv4_and_ipv6_on_one_port(
+    api_server: ApiServer,
+) -> None:
+    manager = Manager(api_server.api_client(), port=0, options=FAST, registry=CollectorRegistry())
+    async with manager, aiohttp.ClientSession() as http:
+        hosts = ["127.0.0.1"]
+        with socket.socket(socket.AF_INET6) as probe:
+            with contextlib.suppress(OSError):
+                probe.bind(("::1", 0))
+                hosts.append("[::1]")  # this machine has IPv6
+        for host in hosts:
+            async with http.get(f"http://{host}:{manager.port}/healthz") as response:
+                assert (response.status, await response.text()) == (200, "ok")

@@ -11,6 +11,7 @@ installed it answers ``501`` saying what to install.
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -61,12 +62,13 @@ MetricsRenderer = Callable[[str], tuple[bytes, str] | None]  # Accept header -> 
 
 
 class Endpoints:
-    """The aiohttp server of ``/healthz``, ``/readyz`` and ``/metrics`` on ``host:port``."""
+    """The aiohttp server of ``/healthz``, ``/readyz`` and ``/metrics`` on ``host:port`` (host
+    None: every interface, IPv4 and IPv6)."""
 
     def __init__(
         self,
         *,
-        host: str,
+        host: str | None,
         port: int,
         health: Callable[[], Sequence[Check]],
         readiness: Callable[[], Sequence[Check]],
@@ -90,7 +92,10 @@ class Endpoints:
         runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await runner.setup()
         try:
-            await web.TCPSite(runner, self.host, self.port).start()
+            if self.host is None:  # every interface, IPv4 and IPv6, on one port (Go's ":8080")
+                await web.SockSite(runner, _dual_stack_socket(self.port)).start()
+            else:
+                await web.TCPSite(runner, self.host, self.port).start()
         except BaseException:
             await runner.cleanup()
             raise
@@ -140,3 +145,25 @@ class Endpoints:
         if "gzip" in request.headers.get("Accept-Encoding", ""):
             response.enable_compression(web.ContentCoding.gzip)  # as Prometheus scrapes
         return response
+
+
+def _dual_stack_socket(port: int) -> socket.socket:
+    """A listening socket on every interface: IPv6 accepting IPv4 too where the host has IPv6
+    (an IPv6-only pod's kubelet probes its IPv6 address), else IPv4."""
+    try:
+        sock = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+    except OSError:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        address: tuple[str, int] = ("0.0.0.0", port)
+    else:
+        sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        address = ("::", port)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+        sock.setblocking(False)
+    except BaseException:
+        sock.close()
+        raise
+    return sock

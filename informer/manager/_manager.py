@@ -6,7 +6,8 @@ over ``api``; ``informer(...)`` and ``controller(...)`` (or ``add``) give it the
 (``await manager.run()``, or ``async with manager`` in a test):
 
 1. serves ``/healthz``, ``/readyz`` and ``/metrics`` on one port (``port``, 8080; 0 picks a free
-   one, None serves nothing) and starts a loop-lag watchdog;
+   one, None serves nothing; ``host`` None: every interface, IPv4 and IPv6) and starts a
+   loop-lag watchdog;
 2. starts every informer and waits until they have synced;
 3. runs the controllers: at once, or, with leader election, during each term of the Lease this
    replica holds (every replica keeps its informers warm; a standby takes over on warm caches);
@@ -96,7 +97,7 @@ class Manager:
         leader_election: str | LeaderElector | None = None,
         leader_election_namespace: str | None = None,
         options: ReflectorOptions | None = None,
-        host: str = "0.0.0.0",
+        host: str | None = None,
         port: int | None = DEFAULT_PORT,
         shutdown_timeout: float = 25.0,
         max_loop_lag: float = 5.0,
