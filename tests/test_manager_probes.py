@@ -430,3 +430,18 @@ async def test_by_default_it_listens_on_every_interface_ipv4_and_ipv6_on_one_por
         for host in hosts:
             async with http.get(f"http://{host}:{manager.port}/healthz") as response:
                 assert (response.status, await response.text()) == (200, "ok")
+
+
+@pytest.mark.asyncio
+async def test_a_stop_while_the_informers_cannot_sync_is_clean(api_server: ApiServer) -> None:
+    failing = api_server.faults.add(
+        Fault(verb="list", resource="configmaps", status=500, times=None)
+    )
+    manager = new_manager(api_server, leader_election="never-synced")
+    manager.controller(reconcile_nothing, for_=manager.informer(CONFIGMAPS))
+    running = asyncio.create_task(manager.run(handle_signals=False))
+    await api_server.wait_for_requests(lambda _: failing.fired >= 2)
+    manager.request_stop()
+    assert await running is None  # a clean stop, nothing to release
+    assert manager.failure is None and manager.state is ManagerState.STOPPED
+    assert api_server.get(LEASES, "never-synced", "default") is None  # it never campaigned
