@@ -30,7 +30,7 @@ from informer import (
 )
 from informer.ring import Ring, RingState, assign
 from informer.shards import ShardField, ShardSet, hash_value
-from informer.testing import ApiServer
+from informer.testing import ApiServer, Fault
 from tests.election_helpers import LEASE, RENEW, RETRY, SteppedClock
 
 pytestmark = pytest.mark.asyncio
@@ -312,12 +312,26 @@ def caches_hold_their_ranges(f: Fleet) -> None:
 @pytest.mark.parametrize(
     ("sharded", "server"),
     [(False, "on"), (True, "on"), (True, "off")],
-    ids=["parents-cached-whole", "sharded-parents", "sharded-parents-server-ignores-selector"],
+    ids=[
+        "parents-cached-whole",
+        "sharded-parents-with-faults",
+        "sharded-parents-server-ignores-selector",
+    ],
 )
 async def test_sharded_replicas_crash_and_join_without_overlap(
     api_server: ApiServer, sharded: bool, server: str
 ) -> None:
     api_server.shard_selectors = server  # type: ignore[assignment]
+    if sharded and server == "on":  # and faults: of the ring's reads and writes, of the watches
+        for fault in (
+            Fault(verb="list", resource="leases", status=500, nth=4, times=3),
+            Fault(verb="update", resource="leases", status=409, reason="Conflict", nth=6, times=2),
+            Fault(verb="update", resource="leases", status=200, text_body="[]", nth=9),
+            Fault(verb="watch", resource="configmaps", status=410, nth=3),
+            Fault(verb="watch", resource="configmaps", nth=5, after_events=1, cut_mid_line=True),
+            Fault(verb="create", resource="configmaps", status=429, retry_after=0, nth=3, times=2),
+        ):
+            api_server.faults.add(fault)
     for i in range(PARENTS):
         api_server.create(CONFIGMAPS, parent(i))
     writers = Writers(api_server)
@@ -360,6 +374,7 @@ async def test_sharded_replicas_crash_and_join_without_overlap(
     assert f.world.created and max(f.world.created.values()) == 1  # no child created twice
     assert f.world.already_existed == []  # no replica ever missed a child another one created
     assert writers.writes > 0
+    assert all(fault.fired for fault in api_server.faults)
     selectors = [r for r in api_server.requests if r.query.get("shardSelector")]
     assert bool(selectors) is sharded  # the parents' lists and watches asked for their ranges
 
