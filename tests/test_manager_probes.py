@@ -445,3 +445,18 @@ async def test_a_stop_while_the_informers_cannot_sync_is_clean(api_server: ApiSe
     assert await running is None  # a clean stop, nothing to release
     assert manager.failure is None and manager.state is ManagerState.STOPPED
     assert api_server.get(LEASES, "never-synced", "default") is None  # it never campaigned
+
+
+@pytest.mark.asyncio
+async def test_a_taken_port_fails_the_start_and_nothing_runs(api_server: ApiServer) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        manager = new_manager(api_server)
+        manager.port = taken.getsockname()[1]
+        inf = manager.informer(CONFIGMAPS)
+        with pytest.raises(OSError):
+            await manager.run(handle_signals=False)
+    assert manager.state is ManagerState.STOPPED
+    assert inf.state is InformerState.STOPPED
+    assert not [r for r in api_server.requests if r.resource == "configmaps"]

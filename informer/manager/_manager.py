@@ -300,10 +300,12 @@ class Manager:
             )
             try:
                 self.port = await self._endpoints.start()
-            except BaseException:
+            except BaseException:  # the port is taken: nothing started, nothing runs
                 self._endpoints = None
                 await self.watchdog.stop()
                 self._metrics.unregister()
+                if self.close_client:
+                    await self.api.close()
                 self._state = ManagerState.STOPPED
                 raise
         for factory in self._factories:
