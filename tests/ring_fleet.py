@@ -1,0 +1,295 @@
+"""Shared by the sharded controller tests: replicas in one process (each with its own ApiClient,
+informers, controller and ring member, the ring on a manual clock), a reconcile that creates and
+updates a parent's children and records every overlap the moment it happens, writers changing
+the parents, and the checks of the end state."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from informer import CONFIGMAPS, AlreadyExists, Client, Controller, Informer, Request
+from informer.ring import Ring, RingState, assign
+from informer.shards import ShardSet, hash_value
+from informer.testing import ApiServer
+from tests.conftest import FAST
+from tests.election_helpers import LEASE, RENEW, RETRY, SteppedClock
+
+PARENTS = 32
+NS = "default"
+
+
+def parent(i: int) -> dict[str, Any]:
+    return {
+        "metadata": {"name": f"p{i:03d}", "namespace": NS, "labels": {"role": "parent"}},
+        "data": {"replicas": "1", "value": "v0"},
+    }
+
+
+@dataclass
+class World:
+    """What every replica's reconciles did, checked as they run."""
+
+    clock: SteppedClock
+    active: dict[str, str] = field(default_factory=dict)  # parent uid -> replica reconciling it
+    overlaps: list[tuple[str, str, str]] = field(default_factory=list)
+    reconciled: list[tuple[str, str, float]] = field(default_factory=list)  # (replica, uid, t)
+    created: Counter[str] = field(default_factory=Counter)  # child -> successful creates
+    already_existed: list[str] = field(default_factory=list)  # creates of a child that existed
+
+
+@dataclass
+class Replica:
+    name: str
+    ring: Ring
+    controller: Controller
+    informers: list[Informer]
+    tasks: list[asyncio.Task[Any]]
+    client: Client
+
+
+def make_reconcile(
+    name: str, world: World, client: Client, parents: Informer, children: Informer
+) -> Any:
+    async def reconcile(request: Request) -> None:
+        p = parents.store.get(request.name, request.namespace)
+        if p is None:
+            return
+        uid = p.uid
+        if uid in world.active:
+            world.overlaps.append((uid, world.active[uid], name))
+        world.active[uid] = name
+        world.reconciled.append((name, uid, world.clock.now()))
+        try:
+            data = p.get("data") or {}
+            want, value = int(data["replicas"]), data["value"]
+            ref = {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "name": p.name,
+                "uid": uid,
+                "controller": True,
+            }
+            for i in range(want):
+                child_name = f"{p.name}-{i}"
+                child = children.store.get(child_name, NS)
+                if child is None:
+                    body = {
+                        "metadata": {
+                            "name": child_name,
+                            "namespace": NS,
+                            "labels": {"role": "child"},
+                            "ownerReferences": [ref],
+                        },
+                        "data": {"value": value},
+                    }
+                    try:
+                        await client.create(CONFIGMAPS, body)
+                    except AlreadyExists:
+                        world.already_existed.append(child_name)
+                    else:
+                        world.created[child_name] += 1
+                elif (child.get("data") or {}).get("value") != value:
+                    await client.patch(
+                        CONFIGMAPS, child_name, {"data": {"value": value}}, namespace=NS
+                    )
+        finally:
+            if world.active.get(uid) == name:
+                del world.active[uid]
+
+    return reconcile
+
+
+@dataclass
+class Fleet:
+    server: ApiServer
+    world: World
+    sharded: bool  # parents cached by range (a sharded informer) or all of them
+    replicas: dict[str, Replica] = field(default_factory=dict)
+
+    @property
+    def clock(self) -> SteppedClock:
+        return self.world.clock
+
+    async def add(self, name: str) -> Replica:
+        api = self.server.api_client()
+        client = Client(api, field_manager=name)
+        parents = Informer(
+            api,
+            CONFIGMAPS,
+            namespace=NS,
+            label_selector="role=parent",
+            options=FAST,
+            shards=ShardSet() if self.sharded else None,  # the ring gives it ranges
+        )
+        children = Informer(
+            api, CONFIGMAPS, namespace=NS, label_selector="role=child", options=FAST
+        )
+        reconcile = make_reconcile(name, self.world, client, parents, children)
+        controller = Controller(
+            reconcile,
+            for_=parents,
+            owns=[children],
+            workers=4,
+            client=client,
+            name=name,
+            freshness_timeout=2.0,
+        )
+        ring = Ring(
+            client,
+            "parents",
+            NS,
+            identity=name,
+            lease_duration=LEASE,
+            renew_deadline=RENEW,
+            retry_period=RETRY,
+            clock=self.clock,
+            rng=random.Random(name),
+        )
+        ring.shard(controller)
+        for inf in (parents, children):
+            inf.start()
+        controller.start()
+        tasks = [asyncio.create_task(ring.run())]
+        replica = Replica(name, ring, controller, [parents, children], tasks, client)
+        self.replicas[name] = replica
+        return replica
+
+    async def crash(self, name: str, release: bool = False) -> ShardSet:
+        """Gone at once: no release (unless ``release``: a clean shutdown), no more requests."""
+        r = self.replicas.pop(name)
+        acting = r.ring.acting
+        r.ring._lease.release_on_cancel = release
+        for task in r.tasks:
+            task.cancel()
+        await asyncio.wait(r.tasks)
+        await r.controller.stop()
+        for inf in r.informers:
+            await inf.stop()
+        await r.client.api_client.close()
+        return acting
+
+    async def close(self) -> None:
+        for name in list(self.replicas):
+            r = self.replicas.pop(name)
+            for task in r.tasks:
+                task.cancel()
+            await asyncio.wait(r.tasks)
+            await r.controller.stop()
+            for inf in r.informers:
+                await inf.stop()
+            await r.client.api_client.close()
+
+    def sleepers(self) -> int:
+        return sum(2 if r.ring.state is RingState.MEMBER else 1 for r in self.replicas.values())
+
+    def quiet(self) -> bool:
+        for r in self.replicas.values():
+            s = r.controller.statistics()
+            if len(r.controller.queue) or s.active:
+                return False
+        return True
+
+    async def settle(self) -> None:
+        await self.clock.settle(self.sleepers)
+        never = asyncio.Event()
+        async with asyncio.timeout(20):
+            while not self.quiet():
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(0.01):
+                        await never.wait()
+        await self.clock.settle(self.sleepers)
+
+    async def step(self, writers: Writers | None = None) -> None:
+        self.clock.advance(0.5)
+        if writers is not None:
+            writers.burst()
+        await self.settle()
+        if writers is not None:
+            await writers.join()
+            await self.settle()
+
+    def converged(self) -> bool:
+        names = set(self.replicas)
+        expected = assign(names)
+        return all(
+            set(r.ring.members) == names and r.ring.acting == expected[n]
+            for n, r in self.replicas.items()
+        )
+
+    async def until_converged(self, writers: Writers, limit: float) -> None:
+        started = self.clock.now()
+        while not self.converged():
+            assert self.clock.now() - started <= limit
+            await self.step(writers)
+
+
+class Writers:
+    """Users changing parents (a new value, one more child) while the replicas reconcile."""
+
+    def __init__(self, server: ApiServer) -> None:
+        self.client = Client(server.api_client(), field_manager="users")
+        self.rnd = random.Random(7)
+        self.pending: list[asyncio.Task[Any]] = []
+        self.writes = 0
+
+    def burst(self, count: int = 3) -> None:
+        for _ in range(count):
+            i = self.rnd.randrange(PARENTS)
+            self.writes += 1
+            replicas = str(self.rnd.randint(1, 3))
+            patch = {"data": {"value": f"v{self.writes}", "replicas": replicas}}
+            self.pending.append(
+                asyncio.create_task(self.client.patch(CONFIGMAPS, f"p{i:03d}", patch, namespace=NS))
+            )
+
+    async def join(self) -> None:
+        if self.pending:
+            await asyncio.gather(*self.pending)
+        self.pending.clear()
+
+
+def children_right(server: ApiServer) -> list[str]:
+    """The parents whose children differ from what they ask for (children never shrink here)."""
+    cms = server.list_objects(CONFIGMAPS, NS)
+    kids = {c["metadata"]["name"]: c for c in cms if c["metadata"]["labels"].get("role") == "child"}
+    wrong = []
+    for p in cms:
+        if p["metadata"]["labels"].get("role") != "parent":
+            continue
+        name, data = p["metadata"]["name"], p["data"]
+        have = {k: c for k, c in kids.items() if k.rsplit("-", 1)[0] == name}
+        need = {f"{name}-{i}" for i in range(int(data["replicas"]))}
+        if not need <= set(have) or any(have[k]["data"]["value"] != data["value"] for k in need):
+            wrong.append(name)
+    return wrong
+
+
+@asynccontextmanager
+async def fleet(api_server: ApiServer, sharded: bool) -> AsyncIterator[Fleet]:
+    f = Fleet(api_server, World(SteppedClock()), sharded)
+    try:
+        yield f
+    finally:
+        await f.close()
+
+
+def caches_hold_their_ranges(f: Fleet) -> None:
+    """A sharded parents cache holds exactly the parents of the ranges its member acts on."""
+    if not f.sharded:
+        return
+    for r in f.replicas.values():
+        cached = {o.uid for o in r.informers[0].store.list()}
+        mine = {
+            p["metadata"]["uid"]
+            for p in f.server.list_objects(CONFIGMAPS, NS)
+            if p["metadata"]["labels"].get("role") == "parent"
+            and r.ring.acting.contains(hash_value(p["metadata"]["uid"]))
+        }
+        assert cached == mine
