@@ -53,6 +53,7 @@ from informer.errors import (
     WatchLineTooLong,
     WatchStreamError,
 )
+from informer.event_recorder import EventRecorder, EventRecorderStats
 from informer.informer import (
     DeliveryLatency,
     Handler,
@@ -182,6 +183,8 @@ __all__ = [
     "DropFields",
     "ElectionState",
     "EventFilter",
+    "EventRecorder",
+    "EventRecorderStats",
     "Forbidden",
     "Freshness",
     "Handler",
