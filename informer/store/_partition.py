@@ -34,6 +34,7 @@ from informer.objects import KubeObject
 from informer.resource_version import is_comparable
 from informer.shards import ShardField, ShardSet
 from informer.store._changes import Delta, Tombstone
+from informer.store._indexes import NAMESPACE_INDEX
 from informer.store._stats import StoreStats
 
 if TYPE_CHECKING:
@@ -222,41 +223,64 @@ class StorePartition:
             return []
         parent = self._parent
         items = parent._c.items
+        get = items.get
+        mine = self._keys
         comparable = self._comparable and parent._comparable
         listed: dict[str, KubeObject] = {}
         for obj in objs:
             listed[obj._key] = obj
         deltas: builtins.list[Delta] = []
-        changed: builtins.list[tuple[str, KubeObject | None, KubeObject]] = []
+        append = deltas.append
+        new: builtins.list[tuple[str, KubeObject]] = []  # keys no partition holds
+        changed: builtins.list[tuple[str, KubeObject, KubeObject]] = []
+        taken: builtins.list[str] = []  # keys another partition held
         for key, obj in list(listed.items()):
-            old = items.get(key)
+            old = get(key)
             if old is None:
-                deltas.append(Delta("added", obj, None, is_initial, from_list=True))
-                changed.append((key, None, obj))
+                append(Delta("added", obj, None, is_initial, from_list=True))
+                new.append((key, obj))
                 continue
+            if key not in mine:
+                if comparable and is_comparable(old._rv):
+                    if (len(old._rv), old._rv) > (len(obj._rv), obj._rv):
+                        del listed[key]  # another partition holds a newer incarnation
+                        continue
+                taken.append(key)
             if old is obj or old._rv == obj._rv:
                 listed[key] = old  # the same version: keep the cached instance
                 continue
-            if comparable and key not in self._keys and is_comparable(old._rv):
-                if (len(old._rv), old._rv) > (len(obj._rv), obj._rv):
-                    del listed[key]  # another partition holds a newer incarnation
-                    continue
             if old.uid != obj.uid:
-                deltas.append(Delta("deleted", Tombstone(key, old), old, from_list=True))
-                deltas.append(Delta("added", obj, None, is_initial, from_list=True))
+                append(Delta("deleted", Tombstone(key, old), old, from_list=True))
+                append(Delta("added", obj, None, is_initial, from_list=True))
             else:
-                deltas.append(Delta("updated", obj, old, from_list=True))
+                append(Delta("updated", obj, old, from_list=True))
             changed.append((key, old, obj))
-        gone = [key for key in self._keys if key not in listed]
+        gone = [key for key in mine if key not in listed]
+        reindex = parent._reindex
         for key in gone:
             old = items.pop(key)
-            parent._reindex(key, old, None)
-            deltas.append(Delta("deleted", Tombstone(key, old), old, from_list=True))
+            reindex(key, old, None)
+            append(Delta("deleted", Tombstone(key, old), old, from_list=True))
         for key, old, obj in changed:
             items[key] = obj
-            parent._reindex(key, old, obj)
-        for key in listed:
+            reindex(key, old, obj)
+        if parent._indexers:
+            for key, obj in new:
+                items[key] = obj
+                reindex(key, None, obj)
+        else:  # only the namespace index: filled here, without a call per object
+            nsidx = parent._c.indices[NAMESPACE_INDEX]
+            for key, obj in new:
+                items[key] = obj
+                ns = obj._ns
+                if ns:
+                    bucket = nsidx.get(ns)
+                    if bucket is None:
+                        nsidx[ns] = bucket = {}
+                    bucket[key] = None
+        for key in taken:
             self._take(key)
+        mine.update(key for key, _ in new)
         self._keys.difference_update(gone)
         self._replaces += 1
         parent._replaces += 1
