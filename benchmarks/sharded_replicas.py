@@ -10,6 +10,9 @@ ApiClient; each reports when its first list is in the cache: the objects it hold
 the space, its RSS (and the RSS of the same process before the informer, so the cache's own
 memory is the difference), the seconds from start to synced, its CPU seconds, and the objects
 it received but dropped (``shard_filtered``). R=1 holds the whole space: the unsharded figure.
+With R >= 2 each replica then takes the next replica's range (as a ring's take-over would:
+listed and watched by a new reflector of the same informer) and gives it up again: the seconds
+until the range is listed, and until its objects have left the cache.
 
 Modes: ``on`` (a v1.36 server with ``ShardedListAndWatch``: the server filters), ``off`` (the
 gate off: every replica receives everything and filters by the hash itself; its cache is as
@@ -76,18 +79,33 @@ async def replica(kubeconfig: str, index: int, of: int, kind: str) -> dict[str, 
             synced = time.perf_counter() - started
             gc.collect()
             after = rss()
+            synced_cpu, synced_peak = cpu() - c0, peak()
             stats = inf.statistics()
             shard = inf.shard_statistics()
             assert shard is not None
+            # a range taken (the next replica's, as a ring's take-over would) then given up
+            taken = ShardSet([ShardRange.split(of)[(index + 1) % of]]) if of > 1 else None
+            take = give = 0.0
+            if taken is not None:
+                t0 = time.perf_counter()
+                inf.set_shards(shards | taken)
+                await inf.wait_for_shards(timeout=600)
+                take = time.perf_counter() - t0
+                t0 = time.perf_counter()
+                inf.set_shards(shards)
+                give = time.perf_counter() - t0
+                assert len(inf.store) == shard.objects
             return {
+                "take_seconds": take,
+                "give_up_seconds": give,
                 "index": index,
                 "objects": shard.objects,
                 "share": shard.share,
                 "rss_before": before,
                 "rss_after": after,
-                "peak": peak(),
+                "peak": synced_peak,
                 "sync_seconds": synced,
-                "cpu_seconds": cpu() - c0,
+                "cpu_seconds": synced_cpu,
                 "shard_filtered": stats.shard_filtered,
             }
     finally:
@@ -178,7 +196,10 @@ def report(row: dict[str, Any], total: int) -> None:
         f"sync s median {statistics.median(r['sync_seconds'] for r in results):.2f}, "
         f"CPU s/replica median {statistics.median(r['cpu_seconds'] for r in results):.2f}, "
         f"dropped by the hash/replica median "
-        f"{statistics.median(r['shard_filtered'] for r in results):.0f}",
+        f"{statistics.median(r['shard_filtered'] for r in results):.0f}, "
+        f"taking the next replica's range s median "
+        f"{statistics.median(r['take_seconds'] for r in results):.2f}, giving it up ms median "
+        f"{statistics.median(r['give_up_seconds'] for r in results) * 1000:.1f}",
         flush=True,
     )
 
