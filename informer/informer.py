@@ -117,7 +117,9 @@ class Informer:
     ) -> None:
         transport = client if isinstance(client, Transport) else Transport(client)
         self.resource = resource
-        self.store = Store(compression=options.compression if options is not None else None)
+        # options are validated by the reflector (a typed error for anything else)
+        compression = options.compression if isinstance(options, ReflectorOptions) else None
+        self.store = Store(compression=compression)
         self.reflector: Reflector
         if shards is None:
             self.reflector = Reflector(
