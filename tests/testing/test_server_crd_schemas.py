@@ -611,3 +611,18 @@ async def test_bulk_loaded_custom_resources_read_defaulted(crd: ApiServer, clien
     )
     listed = await client.get(crd, WEBSITES)
     assert [i["spec"] for i in listed.body["items"]] == [{"replicas": 1}] * 3
+
+
+async def test_a_crd_with_a_rule_that_does_not_compile_is_422(
+    api_server: ApiServer, client: Client
+) -> None:
+    crd = website_crd()
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["x-kubernetes-validations"] = [{"rule": "self.replicas >"}]
+    reply = await client.request(api_server, "POST", CRD_PATH, crd)
+    assert reply.status == 422
+    cause = reply.body["details"]["causes"][0]
+    assert cause["field"] == (
+        "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule"
+    )
+    assert "compilation failed" in cause["message"]

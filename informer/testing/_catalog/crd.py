@@ -13,6 +13,7 @@ leaves each served version its own collection.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from informer.resource import Resource
@@ -25,6 +26,7 @@ from informer.testing._catalog.specs import (
     ResourceSpec,
     ScalePaths,
 )
+from informer.testing._schemas.cel_rules import compile_error
 
 __all__ = ["accepted_status", "served_specs", "validate"]
 
@@ -127,6 +129,16 @@ def _schema_errors(node: Json, path: str, place: str) -> list[tuple[str, str, st
                 "additionalProperties and properties are mutual exclusive",
             )
         )
+    rules = node.get("x-kubernetes-validations")
+    for index, rule in enumerate(rules if isinstance(rules, list) else []):
+        text = rule.get("rule") if isinstance(rule, dict) else None
+        where = f"{path}.x-kubernetes-validations[{index}].rule"
+        if not isinstance(text, str) or not text.strip():
+            errors.append(st.required(where, ""))
+            continue
+        why = compile_error(text)
+        if why is not None:
+            errors.append(("FieldValueInvalid", where, f"Invalid value: {json.dumps(text)}: {why}"))
     if isinstance(props, dict):
         for key, sub in props.items():
             if isinstance(sub, dict):

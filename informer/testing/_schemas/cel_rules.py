@@ -24,7 +24,7 @@ from typing import Any, Final
 
 from informer.testing._schemas.openapi_validation import FieldError, path_string
 
-__all__ = ["CelOutcome", "evaluate_rules"]
+__all__ = ["CelOutcome", "compile_error", "evaluate_rules"]
 
 Json = dict[str, Any]
 _OLD_SELF: Final = re.compile(r"\boldSelf\b")
@@ -77,6 +77,18 @@ def _program(rule: str) -> Any:
         return env.program(env.compile(rule), functions=FUNCTIONS)
     except Exception as error:  # a parse error of cel-python: not checkable here
         return f"{type(error).__name__}: {error}"
+
+
+def compile_error(rule: str) -> str | None:
+    """Why ``rule`` does not compile (a CRD with it is refused), or None; None too when
+    cel-python is not installed (nothing can be said)."""
+    if celpy is None:
+        return None
+    try:
+        celpy.Environment().compile(rule)
+    except Exception as error:
+        return f"compilation failed: ERROR: <input>: Syntax error: {str(error).strip()}"
+    return None
 
 
 def _strip_strings(rule: str) -> str:
