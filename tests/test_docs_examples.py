@@ -12,7 +12,8 @@ A page's ```` ```python ```` block is one of:
 - an include of a file the suite runs itself (``--8<-- "examples/..."``).
 
 Anything else fails here, so no example escapes. The server starts with the namespaces ``a`` and
-``mirror`` and a ConfigMap ``default/my-config`` (label ``app=web``) for the examples to find.
+``mirror``, a ConfigMap ``default/my-config`` (label ``app=web``) for the examples to find, and
+``events.k8s.io/v1`` Events served.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import pytest
 from kubernetes_asyncio.config import kube_config
 
 import informer
-from informer import CONFIGMAPS, NAMESPACES, Manager, ManagerState
+from informer import CONFIGMAPS, EVENTS, NAMESPACES, Manager, ManagerState
 from informer.testing import ApiServer
 from informer.testing.pytest_plugin import TEST_DEFAULTS
 
@@ -70,6 +71,7 @@ def test_the_docs_have_examples() -> None:
 
 
 def seed(server: ApiServer) -> None:
+    server.register(EVENTS)  # served by every cluster; the test server serves it on request
     for ns in ("a", "mirror"):
         server.create(NAMESPACES, {"metadata": {"name": ns}})
     meta = {"name": "my-config", "namespace": "default", "labels": {"app": "web"}}
