@@ -626,3 +626,21 @@ async def test_a_crd_with_a_rule_that_does_not_compile_is_422(
         "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule"
     )
     assert "compilation failed" in cause["message"]
+
+
+async def test_a_crd_whose_default_breaks_its_schema_is_422(
+    api_server: ApiServer, client: Client
+) -> None:
+    crd = website_crd()
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["properties"]["replicas"]["default"] = -1
+    reply = await client.request(api_server, "POST", CRD_PATH, crd)
+    assert reply.status == 422
+    field = "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[replicas].default"
+    assert reply.body["details"]["causes"] == [
+        {
+            "reason": "FieldValueInvalid",
+            "message": f"Invalid value: -1: {field} in body should be greater than or equal to 0",
+            "field": field,
+        }
+    ]

@@ -27,6 +27,7 @@ from informer.testing._catalog.specs import (
     ScalePaths,
 )
 from informer.testing._schemas.cel_rules import compile_error
+from informer.testing._schemas.openapi_validation import SchemaValidator
 
 __all__ = ["accepted_status", "served_specs", "validate"]
 
@@ -129,6 +130,11 @@ def _schema_errors(node: Json, path: str, place: str) -> list[tuple[str, str, st
                 "additionalProperties and properties are mutual exclusive",
             )
         )
+    if "default" in node and node.get("default") is not None:
+        try:
+            errors.extend(SchemaValidator(node).validate(node["default"], f"{path}.default"))
+        except ImportError:  # without the schemas extra defaults are not checked
+            pass
     rules = node.get("x-kubernetes-validations")
     for index, rule in enumerate(rules if isinstance(rules, list) else []):
         text = rule.get("rule") if isinstance(rule, dict) else None

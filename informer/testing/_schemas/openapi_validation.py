@@ -316,8 +316,9 @@ class SchemaValidator:
         validator, checker = _engine()
         self._validator = validator(_translate(schema), format_checker=checker)
 
-    def validate(self, obj: Any) -> list[FieldError]:
-        """The field errors of ``obj`` (empty when valid), in kube-openapi's order."""
+    def validate(self, obj: Any, root: str = "") -> list[FieldError]:
+        """The field errors of ``obj`` (empty when valid), in kube-openapi's order; ``root``:
+        the path of ``obj`` itself (a CRD's ``default`` value)."""
         found: list[tuple[tuple[Any, ...], FieldError]] = []
         closed: list[tuple[Any, ...]] = []  # objects over/under their property counts
         for error in self._validator.iter_errors(obj):
@@ -325,7 +326,7 @@ class SchemaValidator:
             keyword = str(error.validator)
             if keyword in ("minProperties", "maxProperties"):
                 closed.append(path)
-            for key, field_error in _field_errors(error, path, keyword):
+            for key, field_error in _field_errors(error, path, keyword, root):
                 found.append((key, field_error))
         if closed:
             found = [
@@ -363,9 +364,9 @@ def _sort_key(path: tuple[Any, ...], keyword: str, extra: str = "") -> tuple[Any
 
 
 def _field_errors(
-    error: Any, path: tuple[Any, ...], keyword: str
+    error: Any, path: tuple[Any, ...], keyword: str, root: str = ""
 ) -> Iterator[tuple[tuple[Any, ...], FieldError]]:
-    name = path_string(list(path))
+    name = path_string(([root] if root else []) + list(path))
     schema = error.schema if isinstance(error.schema, dict) else {}
     value = error.instance
     key = _sort_key(path, keyword)
