@@ -85,19 +85,20 @@ async def replica(kubeconfig: str, index: int, of: int, kind: str) -> dict[str, 
             assert shard is not None
             # a range taken (the next replica's, as a ring's take-over would) then given up
             taken = ShardSet([ShardRange.split(of)[(index + 1) % of]]) if of > 1 else None
-            take = give = 0.0
+            take = give = give_cpu = 0.0
             if taken is not None:
                 t0 = time.perf_counter()
                 inf.set_shards(shards | taken)
                 await inf.wait_for_shards(timeout=600)
                 take = time.perf_counter() - t0
-                t0 = time.perf_counter()
+                t0, p0 = time.perf_counter(), time.process_time()
                 inf.set_shards(shards)
-                give = time.perf_counter() - t0
+                give, give_cpu = time.perf_counter() - t0, time.process_time() - p0
                 assert len(inf.store) == shard.objects
             return {
                 "take_seconds": take,
                 "give_up_seconds": give,
+                "give_up_cpu_seconds": give_cpu,
                 "index": index,
                 "objects": shard.objects,
                 "share": shard.share,
@@ -199,7 +200,8 @@ def report(row: dict[str, Any], total: int) -> None:
         f"{statistics.median(r['shard_filtered'] for r in results):.0f}, "
         f"taking the next replica's range s median "
         f"{statistics.median(r['take_seconds'] for r in results):.2f}, giving it up ms median "
-        f"{statistics.median(r['give_up_seconds'] for r in results) * 1000:.1f}",
+        f"{statistics.median(r['give_up_seconds'] for r in results) * 1000:.1f} "
+        f"({statistics.median(r['give_up_cpu_seconds'] for r in results) * 1000:.1f} of CPU)",
         flush=True,
     )
 
