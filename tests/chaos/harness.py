@@ -39,7 +39,7 @@ from informer.reflector import ReflectorOptions
 from informer.resource import CONFIGMAPS, SECRETS
 from informer.resource import NAMESPACES as NAMESPACES_RESOURCE
 from informer.resource_version import InvalidResourceVersion
-from informer.store import Delta, Tombstone
+from informer.store import Compression, Delta, Tombstone
 from informer.testing import ApiServer, Fault, RecordedRequest, StatusError
 from informer.transport import Transport
 
@@ -49,6 +49,7 @@ from .schedule import NAMESPACES, SERVER_ACTIONS, TIERS, FaultStep, InformerSpec
 
 IDLE_TIMEOUT = 0.4
 MAX_LINE = 64 * 1024  # the informers' line limit; oversized-line faults send twice that
+_COMPRESSION = Compression(min_objects=4, train_objects=16, batch=8, retrain_ratio=1.1)
 BASE_OPTIONS = ReflectorOptions(
     idle_timeout=IDLE_TIMEOUT,
     backoff=BackoffPolicy(initial=0.001, maximum=0.02, reset_after=120.0, max_retry_after=0.05),
@@ -565,6 +566,8 @@ class _Run:
             page_size=spec.page_size,
             list_strategy=spec.list_strategy,
             watch_timeout=spec.watch_timeout,
+            # small thresholds: the few objects of a schedule are packed, retrained, re-encoded
+            compression=_COMPRESSION if spec.compressed else None,
         )
 
     async def run(self) -> None:

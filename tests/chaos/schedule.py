@@ -69,6 +69,7 @@ class InformerSpec:
     page_size: int
     list_strategy: Literal["auto", "list", "stream"]
     watch_timeout: tuple[int, int]
+    compressed: bool = False  # objects held compressed (a dictionary after a few objects)
 
     def describe(self) -> str:
         scope = self.namespace or "*"
@@ -76,6 +77,7 @@ class InformerSpec:
         return (
             f"{scope}{sel} page={self.page_size} {self.list_strategy} "
             f"timeout={self.watch_timeout[0]}-{self.watch_timeout[1]}s"
+            + (" compressed" if self.compressed else "")
         )
 
     def selects(self, namespace: str, labels: dict[str, str]) -> bool:
@@ -146,6 +148,10 @@ class Schedule:
         rng = random.Random(seed)
         personality = rng.choice(PERSONALITIES)
         informers = tuple(_informer(rng, personality) for _ in range(rng.randint(1, 3)))
+        # a third of the informers hold their objects compressed; drawn from a generator of
+        # their own, so that every other part of a seed's schedule stays what it was
+        zrng = random.Random(f"compressed-{seed}")
+        informers = tuple(replace(i, compressed=zrng.random() < 0.35) for i in informers)
         writers = rng.randint(1, 3)
         ops = rng.randint(15, 45)
         total = writers * ops
