@@ -477,7 +477,10 @@ def _workload(rng: Any, w: int) -> dict[str, Any]:
 
 
 def _real_pod(rng: Any, wl: dict[str, Any], rv: int) -> dict[str, Any]:
-    suffix = "".join(rng.choice(_HASH_ALPHABET) for _ in range(5))
+    taken = wl.setdefault("suffixes", set())
+    while (suffix := "".join(rng.choice(_HASH_ALPHABET) for _ in range(5))) in taken:
+        pass  # the ReplicaSet controller's names are unique too (the server refuses a duplicate)
+    taken.add(suffix)
     name = f"{wl['name']}-{wl['hash']}-{suffix}"
     uid = _uid(rng)
     created = wl["born"] + rng.randrange(10**6)

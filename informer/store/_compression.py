@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import ctypes
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from informer._log import get_logger
 from informer._zstd import ZstdCodec, available
@@ -159,37 +160,46 @@ class _Packer:
         return fn(*args)
 
     async def _run(self) -> None:
-        opts = self.options
-        while self._work_left():
-            if self.codec is None:
-                await self._train()
-                continue
-            batch = self._take_batch(opts.batch)
-            if not batch:
-                continue
-            codec, forms = self.codec, self._forms
-            assert forms is not None
-            raws = [raw for _, _, raw, _ in batch]
-            out = await self._call(_compress_all, codec, raws)
-            packed: builtins.list[bytes] = out  # type: ignore[assignment]
-            if codec is not self.codec:
-                continue  # retrained meanwhile: the keys were queued again by the scan
-            items = self._items()
-            shared = self._labels
-            if len(shared) > 2 * len(items) + 1024:  # label sets of objects long gone
-                shared.clear()
-            size_in = size_out = 0
-            for (key, obj, raw, complete), data in zip(batch, packed, strict=True):
-                if items.get(key) is obj:
-                    labels = obj._meta().labels
-                    if labels:
-                        labels = shared.setdefault(tuple(labels.items()), labels)
-                    form = forms[0] if complete else forms[1]
-                    items[key] = obj._packed(data, form, labels or None)
-                    self.packed += 1
-                    size_in += len(raw)
-                    size_out += len(data)
-            self._window(size_in, size_out, len(batch))
+        freed = 0  # bytes of plain JSON replaced since the last trim
+        try:
+            while self._work_left():
+                freed += await self._step()
+        finally:
+            if freed >= _TRIM_AFTER:
+                await self._call(_trim)
+
+    async def _step(self) -> int:
+        """Train, or pack one batch; returns the bytes of plain JSON the batch replaced."""
+        if self.codec is None:
+            await self._train()
+            return 0
+        batch = self._take_batch(self.options.batch)
+        if not batch:
+            return 0
+        codec, forms = self.codec, self._forms
+        assert forms is not None
+        raws = [raw for _, _, raw, _ in batch]
+        out = await self._call(_compress_all, codec, raws)
+        packed: builtins.list[bytes] = out  # type: ignore[assignment]
+        if codec is not self.codec:
+            return 0  # retrained meanwhile: the keys were queued again by the scan
+        items = self._items()
+        shared = self._labels
+        if len(shared) > 2 * len(items) + 1024:  # label sets of objects long gone
+            shared.clear()
+        size_in = size_out = 0
+        for (key, obj, raw, complete), data in zip(batch, packed, strict=True):
+            if items.get(key) is obj:
+                labels = obj._meta().labels
+                if labels:
+                    labels = shared.setdefault(tuple(labels.items()), labels)
+                form = forms[0] if complete else forms[1]
+                items[key] = obj._packed(data, form, labels or None)
+                self.packed += 1
+                size_in += len(raw)
+                size_out += len(data)
+        self._window(size_in, size_out, len(batch))
+        return size_in
 
     def _take_batch(self, n: int) -> builtins.list[tuple[str, KubeObject, bytes, bool]]:
         """Up to ``n`` objects the cache holds that the current codec has not packed."""
@@ -261,6 +271,29 @@ class _Packer:
         self._scan = True
         if self._task is None:
             self._kick()
+
+
+_TRIM_AFTER = 8 << 20
+
+
+def _trim() -> None:
+    """Give the memory of the plain JSON just replaced back to the system (glibc only).
+
+    Without it the process keeps it: glibc returns only the top of its heap, and the plain
+    bytes freed lie between the packed ones (20,000 realistic Pods: 112 MB of RSS over the
+    base plain, 208 MB after packing them, 51 MB after the trim; the cache computes 20 MB).
+    """
+    global _malloc_trim
+    if _malloc_trim is None:
+        try:
+            _malloc_trim = ctypes.CDLL(None).malloc_trim
+        except (OSError, AttributeError):  # not glibc: nothing to call
+            _malloc_trim = False
+    if _malloc_trim:
+        _malloc_trim(0)
+
+
+_malloc_trim: Any = None
 
 
 def _compress_all(codec: ZstdCodec, raws: builtins.list[bytes]) -> builtins.list[bytes]:
