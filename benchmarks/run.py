@@ -156,7 +156,15 @@ def main() -> None:
     )
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--json", type=Path, help="write every raw result here")
+    ap.add_argument(
+        "--only",
+        choices=["compression"],
+        help="run one group alone: compression = issue 22's rows (realistic Pods, ConfigMaps)",
+    )
     args = ap.parse_args()
+    if args.only == "compression":
+        compression_rows(args)
+        return
     q = args.quick
     n_pods = 20_000 if q else 100_000
     w_pods = 10_000 if q else 50_000
@@ -282,6 +290,145 @@ def main() -> None:
     for case, t in waits.items():
         med = statistics.median(t)
         print(f"| {case} | {med:.3g} ({min(t):.3g}-{max(t):.3g}) | {med / floor:.2f}x |")
+    if args.json:
+        args.json.write_text(
+            json.dumps({f"{p}|{c}": v for (p, c), v in res.runs.items()}, indent=1)
+        )
+
+
+def compression_rows(args: Any) -> None:
+    """Issue 22's targets: the realistic Pods (``_objects.make_real_items``) and the ConfigMaps,
+    held plain and compressed (``Compression()``), against D on the same data."""
+    q = args.quick
+    n_pods = 20_000 if q else 100_000
+    w_pods = 10_000 if q else 50_000
+    n_cms = 100_000 if q else 1_000_000
+    reps = args.reps
+    res = Results()
+    started = time.time()
+    print(f"python {platform.python_version()}, {os.cpu_count()} cores, load {os.getloadavg()}")
+    print(f"\n== {n_pods:,} realistic Pods, {w_pods:,} watch events, pages of 500")
+    with Replay(Dataset("realpods", n_pods, w_pods)) as rp:
+        pods = dict(n=n_pods, w=w_pods, kind="realpods")
+        zstd = {**pods, "compression": True, "read_one": True, "label": "product+zstd"}
+        interleaved(
+            res,
+            rp,
+            "list",
+            [
+                ("product", "sync-list", {**pods, "read_one": True}),
+                ("product", "sync-list", {**zstd}),
+                ("D", "sync-list", {**pods}),
+                ("product", "read-all", {**zstd}),
+            ],
+            reps,
+        )
+        interleaved(
+            res,
+            rp,
+            "fill",
+            [
+                ("product", "watch-fill", {**pods}),
+                ("product", "watch-fill", {**pods, "compression": True, "label": "product+zstd"}),
+                ("D", "watch-fill", {**pods}),
+            ],
+            reps,
+        )
+        json_pods = child_stats(rp)["json_bytes"]
+    print(f"\n== {n_cms:,} ConfigMaps (~474 B)")
+    with Replay(Dataset("configmaps", n_cms, 1)) as rp:
+        cms = dict(n=n_cms, w=1, kind="configmaps")
+        interleaved(
+            res,
+            rp,
+            "list",
+            [
+                ("product", "sync-list", {**cms, "label": "product@cm"}),
+                ("product", "sync-list", {**cms, "compression": True, "label": "product+zstd@cm"}),
+                ("D", "sync-list", {**cms, "label": "D@cm"}),
+            ],
+            1 if not q else reps,
+        )
+        json_cms = child_stats(rp)["json_bytes"]
+    m = res.med
+    fill_json = json_pods * w_pods / n_pods
+
+    def ratio(label: str, case: str, field: str, of: float) -> str:
+        vals = [v / of for v in res.values(label, case, field)]
+        spread = f" ({min(vals):.3f}-{max(vals):.3f})" if len(vals) > 1 else ""
+        return f"{statistics.median(vals):.3f}x{spread}"
+
+    print("\n## Issue 22 targets (medians, spread min-max; RSS over the process's base / JSON)\n")
+    print("| measure | plain | compressed | target |\n|---|---|---|---|")
+    print(
+        f"| {n_pods:,} realistic Pods held |"
+        f" {ratio('product', 'sync-list', 'rss_delta', json_pods)} |"
+        f" {ratio('product+zstd', 'sync-list', 'rss_delta', json_pods)} | <= 0.20x |"
+    )
+    print(
+        f"| the same after reading every object once | - | "
+        f"{ratio('product+zstd', 'read-all', 'rss_after_read', json_pods)} | <= 0.25x |"
+    )
+    print(
+        f"| {n_cms:,} ConfigMaps held | {ratio('product@cm', 'sync-list', 'rss_delta', json_cms)}"
+        f" | {ratio('product+zstd@cm', 'sync-list', 'rss_delta', json_cms)} |"
+        " <= 1.5x / <= 1.0x |"
+    )
+    d_sync = m("D", "sync-list", "seconds")
+    plain_sync = m("product", "sync-list", "seconds")
+    zsync = m("product+zstd", "sync-list", "seconds")
+    zcompact = m("product+zstd", "sync-list", "compact_seconds")
+    print(
+        f"| initial sync, time vs D ({d_sync:.2f} s) | {plain_sync / d_sync:.2f}x |"
+        f" {zsync / d_sync:.2f}x ({(zsync + zcompact) / d_sync:.2f}x with the compaction after:"
+        f" {zcompact:.2f} s) | <= 1.5x |"
+    )
+    d_fill = m("D", "watch-fill", "events_per_s")
+    print(
+        f"| watch fill, events/s vs D ({d_fill:,.0f}/s) |"
+        f" {m('product', 'watch-fill', 'events_per_s') / d_fill:.2f}x |"
+        f" {m('product+zstd', 'watch-fill', 'events_per_s') / d_fill:.2f}x | >= 0.8x |"
+    )
+    print(
+        f'| reading one Pod (`obj["spec"]`, not in the memo), p50 / p99 |'
+        f" {m('product', 'sync-list', 'read_one_p50_us'):.1f} /"
+        f" {m('product', 'sync-list', 'read_one_p99_us'):.1f} us |"
+        f" {m('product+zstd', 'sync-list', 'read_one_p50_us'):.1f} /"
+        f" {m('product+zstd', 'sync-list', 'read_one_p99_us'):.1f} us | <= 20 us |"
+    )
+    for label, case, n in (
+        ("product", "sync-list", n_pods),
+        ("product+zstd", "sync-list", n_pods),
+        ("product+zstd", "watch-fill", w_pods),
+        ("product@cm", "sync-list", n_cms),
+        ("product+zstd@cm", "sync-list", n_cms),
+    ):
+        b = m(label, case, "cache_bytes") if res.values(label, case, "cache_bytes") else None
+        if b is None:
+            continue
+        print(
+            f"\n{label} {case}: Store.size() {b / n:.0f} B per object = "
+            f"{b / m(label, case, 'cache_json_bytes'):.3f}x the JSON (computed)"
+        )
+    print("\n## Every peer (median, spread min-max over repetitions)\n")
+    print("| peer | case | seconds | events/s | user CPU s | compaction s | RSS held / JSON |")
+    print("|---|---|---|---|---|---|---|")
+    for (peer, case), runs in res.runs.items():
+        json_size = json_cms if peer.endswith("@cm") else json_pods
+        if case == "watch-fill":
+            json_size = fill_json
+        field = "rss_after_read" if case == "read-all" else "rss_delta"
+        mem = statistics.median(r[field] for r in runs) / json_size
+        print(
+            f"| {peer} | {case} | {res.fmt(peer, case, 'seconds')} | "
+            f"{res.fmt(peer, case, 'events_per_s')} | {res.fmt(peer, case, 'cpu_user')} | "
+            f"{res.fmt(peer, case, 'compact_seconds')} | {mem:.3f}x |"
+        )
+    print(
+        f"\nJSON: {json_pods / 2**20:.0f} MB of realistic Pods ({json_pods / n_pods:.0f} B each),"
+        f" {json_cms / 2**20:.0f} MB of ConfigMaps ({json_cms / n_cms:.0f} B each)"
+    )
+    print(f"took {time.time() - started:.0f} s, load after: {os.getloadavg()}")
     if args.json:
         args.json.write_text(
             json.dumps({f"{p}|{c}": v for (p, c), v in res.runs.items()}, indent=1)
