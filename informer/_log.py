@@ -39,10 +39,11 @@ import os
 import sys
 import traceback
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-import structlog
-from structlog.typing import EventDict, WrappedLogger
+if TYPE_CHECKING:
+    import structlog
+    from structlog.typing import EventDict, WrappedLogger
 
 __all__ = ["capture_logs", "describe_error", "describe_failure", "get_logger"]
 
@@ -173,26 +174,83 @@ def _to_record(
     return (_Event(event),), {"extra": {"_logger": logger, "_name": name}, "stacklevel": 4}
 
 
-_PROCESSORS: list[Any] = [
-    structlog.stdlib.filter_by_level,
-    structlog.stdlib.add_logger_name,
-    structlog.stdlib.add_log_level,
-    _safe_exception,
-    _to_record,
-]
+def _structlog_logger_class() -> Any:
+    """The structlog logger class and processors of the library, made on first use: structlog is
+    imported then, not with ``informer`` (``import structlog`` takes a tenth of a second, and
+    imports rich when it is installed)."""
+    global _LOGGER_CLASS
+    if _LOGGER_CLASS is not None:
+        return _LOGGER_CLASS
+    import structlog
+
+    processors: list[Any] = [
+        structlog.stdlib.filter_by_level,
+        structlog.stdlib.add_logger_name,
+        structlog.stdlib.add_log_level,
+        _safe_exception,
+        _to_record,
+    ]
+
+    class _BoundLogger(structlog.stdlib.BoundLogger):
+        def exception(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+            # stdlib's Logger.exception would attach the traceback to the record: log an error
+            # whose exception _safe_exception reduces to its type and frames instead
+            kw.setdefault("exc_info", True)
+            return self.error(event, *args, **kw)
+
+    def make(name: str) -> Any:
+        return _BoundLogger(logging.getLogger(name), processors, {})
+
+    _LOGGER_CLASS = make
+    return make
 
 
-class _BoundLogger(structlog.stdlib.BoundLogger):
-    def exception(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
-        # stdlib's Logger.exception would attach the traceback to the record: log an error
-        # whose exception _safe_exception reduces to its type and frames instead
-        kw.setdefault("exc_info", True)
-        return self.error(event, *args, **kw)
+_LOGGER_CLASS: Any = None
+
+
+class _LazyLogger:
+    """Stands for the structlog logger of ``name`` (with ``context`` bound) until it is used.
+
+    Modules create their loggers when imported; the first call of a logging method (or anything
+    but ``bind``) makes the real logger, and from then on every attribute comes from it directly
+    (set on this instance), so a record's call site is the library's line, as without this."""
+
+    def __init__(self, name: str, context: dict[str, Any]) -> None:
+        self._name = name
+        self._context = context
+        self._logger: Any = None
+
+    def _real(self) -> Any:
+        logger = self._logger
+        if logger is None:
+            logger = _structlog_logger_class()(self._name)
+            if self._context:
+                logger = logger.bind(**self._context)
+            self._logger = logger
+        return logger
+
+    def bind(self, **values: Any) -> Any:
+        if self._logger is not None:
+            return self._logger.bind(**values)
+        return _LazyLogger(self._name, {**self._context, **values})
+
+    def __getattr__(self, attribute: str) -> Any:
+        value = getattr(self._real(), attribute)
+        if attribute in _LOG_METHODS:
+            setattr(self, attribute, value)  # found directly next time
+        return value
+
+
+_LOG_METHODS = frozenset(
+    ("debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log", "msg")
+)
 
 
 def get_logger(name: str) -> structlog.stdlib.BoundLogger:
-    """A structlog logger for ``name`` (under ``informer.``) that emits through stdlib logging."""
-    return _BoundLogger(logging.getLogger(name), _PROCESSORS, {})
+    """A structlog logger for ``name`` (under ``informer.``) that emits through stdlib logging.
+
+    structlog itself is imported at the first record (see ``_LazyLogger``)."""
+    return cast("structlog.stdlib.BoundLogger", _LazyLogger(name, {}))
 
 
 @contextlib.contextmanager

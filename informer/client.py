@@ -30,13 +30,13 @@ import math
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-import aiohttp
 import msgspec
 
 from informer import _checks
+from informer._lazy import lazy_module
 from informer._log import get_logger
 from informer._requests import observe_request, observe_retry, request_info
 from informer.backoff import WaitClock
@@ -44,6 +44,11 @@ from informer.errors import ApiError, MalformedResponse, TransportError, status_
 from informer.objects import KubeObject
 from informer.ownership import has_finalizer
 from informer.resource import Resource
+
+if TYPE_CHECKING:
+    import aiohttp
+else:
+    aiohttp = lazy_module("aiohttp")
 
 __all__ = ["Client", "ClientStats", "PatchType", "RetryPolicy", "WriteRecord", "request_deadline"]
 

@@ -10,15 +10,17 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from kubernetes_asyncio import config
-from kubernetes_asyncio.client import ApiClient, Configuration
-
 __all__ = ["connect"]
 
 
 async def connect(kubeconfig: str | None = None, context: str | None = None) -> Any:
     """A ready ``kubernetes_asyncio.client.ApiClient`` (close it when done), whose connection pool
     is not bounded: each informer's watch holds one connection."""
+    # imported here, not with the package: kubernetes_asyncio's generated client (every model and
+    # API class) takes most of a second to import, and only a connection needs it
+    from kubernetes_asyncio import config
+    from kubernetes_asyncio.client import ApiClient, Configuration
+
     cfg = Configuration()
     if kubeconfig is None and context is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
         config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]

@@ -16,9 +16,10 @@ import logging
 import sys
 import time
 from datetime import UTC, datetime
-from typing import Literal, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO
 
-import structlog
+if TYPE_CHECKING:
+    import structlog
 
 __all__ = ["LOG_FORMATS", "LOG_LEVELS", "configure_logging"]
 
@@ -56,6 +57,8 @@ def configure_logging(
     numeric = logging.getLevelName(level.upper()) if isinstance(level, str) else level
     if not isinstance(numeric, int):
         raise ValueError(f"unknown log level {level!r}; one of {LOG_LEVELS}")
+    import structlog  # here, not with the module: it takes a tenth of a second to import
+
     out = stream if stream is not None else sys.stderr
     shared: list[structlog.typing.Processor] = [
         structlog.contextvars.merge_contextvars,

@@ -14,8 +14,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Callable
-
-import structlog
+from typing import TYPE_CHECKING
 
 from informer._log import describe_error
 from informer.backoff import Backoff
@@ -29,6 +28,9 @@ from informer.shards import ShardSelector, ShardSet
 from informer.store import Delta, Store, StorePartition
 from informer.transforms import DropFields
 from informer.transport import Transport
+
+if TYPE_CHECKING:
+    import structlog
 
 DeltaSink = Callable[[list[Delta]], None]
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import aiohttp
 import msgspec
 
 from informer import _checks
+from informer._lazy import lazy_module
 from informer._requests import observe_latency, observe_request, request_info
 from informer.errors import (
     ConfigurationError,
@@ -30,6 +30,11 @@ from informer.shards import ShardSelector
 from informer.transport._decode import _DECODE_ERRORS, ListPage, _decode_list
 from informer.transport._pool import _pool_of
 from informer.transport._watch_stream import WatchStream
+
+if TYPE_CHECKING:
+    import aiohttp
+else:
+    aiohttp = lazy_module("aiohttp")
 
 __all__ = ["DEFAULT_MAX_LINE_BYTES", "Transport"]
 

@@ -12,14 +12,18 @@ import asyncio
 import math
 from collections.abc import AsyncGenerator, Callable
 from types import TracebackType
-from typing import Any, Protocol, Self
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
-import aiohttp
-
+from informer._lazy import lazy_module
 from informer.errors import TransportError, WatchIdleTimeout, WatchLineTooLong
 from informer.objects import Trim
 from informer.transport._decode import WatchEvent, _decode_last_line, _decode_line
 from informer.transport._pool import _Pool
+
+if TYPE_CHECKING:
+    import aiohttp
+else:
+    aiohttp = lazy_module("aiohttp")
 
 __all__ = ["WatchStream"]
 
