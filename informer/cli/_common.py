@@ -14,7 +14,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any, NoReturn, TextIO
 
 from informer.cli._errors import describe
-from informer.log_config import LOG_FORMATS, LOG_LEVELS, configure_logging
+from informer.log_config import LOG_FORMATS, LOG_LEVELS
 from informer.resource_version import InvalidResourceVersion, rv_sort_key
 
 __all__ = [
@@ -180,6 +180,8 @@ def run_command(
 ) -> int:
     """Run ``main(args)`` in a new event loop: its exit status, 130 on Ctrl-C, 1 with a one-line
     error for the failures a user can act on (a traceback too with ``--debug``)."""
+    from informer.log_config import configure_logging  # structlog: only for a command that runs
+
     level = "debug" if args.debug else args.log_level
     configure_logging(level, args.log_format, stream=_log_stream())
     try:

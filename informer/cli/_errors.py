@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import ssl
 
-import aiohttp
-
 from informer.discovery import DiscoveryError
 from informer.errors import ApiError, StaleCacheError, TransportError
 
@@ -30,6 +28,8 @@ def _causes(exc: BaseException) -> list[BaseException]:
 
 
 def _transport_message(exc: TransportError, at: str) -> str:
+    import aiohttp  # (imported by the request that failed already)
+
     causes = _causes(exc)
     tls = [c for c in causes if isinstance(c, ssl.SSLError | aiohttp.ClientSSLError)]
     if tls:

@@ -71,11 +71,11 @@ the summary checks that every cache equals the server's state; the exit status i
 """
 
 
-def register(commands: Any) -> None:
+def register(commands: Any, help: str) -> None:
     """Add the ``demo`` sub-command to ``commands`` (an argparse sub-parsers action)."""
     demo: argparse.ArgumentParser = commands.add_parser(
         "demo",
-        help="informers and a controller against a busy, faulty embedded API server",
+        help=help,
         description=DESCRIPTION,
         formatter_class=HelpFormatter,
     )

@@ -38,11 +38,11 @@ rules: a YAML or JSON list of mappings of informer.testing.Fault fields, for exa
 """
 
 
-def register(commands: Any) -> None:
+def register(commands: Any, help: str) -> None:
     """Add the ``serve`` sub-command to ``commands`` (an argparse sub-parsers action)."""
     serve: argparse.ArgumentParser = commands.add_parser(
         "serve",
-        help="run the test API server until interrupted",
+        help=help,
         description=DESCRIPTION,
         formatter_class=HelpFormatter,
     )

@@ -15,14 +15,9 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
-from rich.console import Console, Group
-from rich.live import Live
-from rich.table import Table
 
 from informer.cli._common import (
     HelpFormatter,
@@ -34,11 +29,9 @@ from informer.cli._common import (
 from informer.cli._errors import CliError, describe
 from informer.cli._monitor import InformerMonitor
 from informer.cli._progress import ProgressTransport
-from informer.cli._view import freshness_table, header_panel
 from informer.connect import connect
 from informer.discovery import discover
 from informer.informer import Informer
-from informer.objects import KubeObject
 from informer.reflector import ReflectorOptions
 from informer.resource import Resource
 from informer.store import Compression, Delta, Tombstone
@@ -46,8 +39,6 @@ from informer.transport import Transport
 
 _PROG = "informer watch"
 _SERVER_PROBE_INTERVAL = 5.0
-_TABLE_ROWS = 30
-_VIEW_LINES = 18  # the live view without the cache table's rows (header, freshness, titles)
 _encode = msgspec.json.Encoder().encode
 
 
@@ -66,11 +57,11 @@ probe for scripts. Failures are one line on stderr: exit status 1, or 2 for a ba
 """
 
 
-def register(commands: Any) -> None:
+def register(commands: Any, help: str) -> None:
     """Add the ``watch`` sub-command to ``commands`` (an argparse sub-parsers action)."""
     watch: argparse.ArgumentParser = commands.add_parser(
         "watch",
-        help="watch a resource of a cluster through an informer",
+        help=help,
         description=DESCRIPTION,
         formatter_class=HelpFormatter,
     )
@@ -162,22 +153,6 @@ def _default_namespace(args: argparse.Namespace) -> str:
     return "default"
 
 
-def _age(obj: KubeObject, now: datetime) -> str:
-    created = (obj.get("metadata") or {}).get("creationTimestamp")
-    if not isinstance(created, str):
-        return "-"
-    try:
-        seconds = int(
-            (now - datetime.fromisoformat(created.replace("Z", "+00:00"))).total_seconds()
-        )
-    except ValueError:
-        return "-"
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit}"
-    return f"{max(seconds, 0)}s"
-
-
 def _event_line(delta: Delta) -> str:
     obj = delta.obj.obj if isinstance(delta.obj, Tombstone) else delta.obj
     kind = {"added": "ADDED", "updated": "MODIFIED", "deleted": "DELETED"}[delta.type]
@@ -203,23 +178,6 @@ class _Printer:
             sys.stdout.buffer.flush()
         else:
             print(_event_line(delta), flush=True)
-
-
-def _cache_table(informer: Informer, rows: int) -> Table:
-    """The first ``rows`` objects of the cache, by key."""
-    now = datetime.now(UTC)
-    objects = sorted(informer.store.list(), key=lambda o: o.key)
-    table = Table(
-        title=f"cache: {len(objects)} objects"
-        + (f" (first {rows})" if len(objects) > rows else ""),
-        title_justify="left",
-        expand=True,
-    )
-    for column in ("name", "namespace", "resourceVersion", "age"):
-        table.add_column(column, no_wrap=True)
-    for obj in objects[:rows]:
-        table.add_row(obj.name, obj.namespace or "", obj.resource_version, _age(obj, now))
-    return table
 
 
 async def _probe_server_rv(
@@ -361,7 +319,9 @@ async def _watch(args: argparse.Namespace, api: Any) -> int:
         prober = asyncio.create_task(_probe_server_rv(probes, resource, namespace, monitor))
         try:
             if output == "table":
-                return await _live(informer, monitor, args)
+                from informer.cli._watch_view import live  # rich: only for this view
+
+                return await live(informer, monitor, args.refresh)
             await _sync(informer, monitor, args, status)
             if args.wait_for_rv is not None:
                 timeout = 60.0 if args.timeout is None else args.timeout
@@ -398,26 +358,3 @@ async def _sync(
         file=out,
         flush=True,
     )
-
-
-async def _live(informer: Informer, monitor: InformerMonitor, args: argparse.Namespace) -> int:
-    console = Console()
-
-    def render() -> Group:
-        row = monitor.sample()
-        facts = {
-            "server RV": str(monitor.lag.latest if monitor.lag.latest is not None else "-"),
-            "cache RV": row.cache_rv or "-",
-            "objects": str(row.objects),
-        }
-        return Group(
-            header_panel(f"informer watch {monitor.name}", facts),
-            freshness_table([row], title="freshness"),
-            _cache_table(informer, max(1, min(_TABLE_ROWS, console.height - _VIEW_LINES))),
-        )
-
-    refresh: Callable[[], Group] = render
-    with Live(refresh(), console=console, refresh_per_second=4, transient=False) as live:
-        while True:
-            await asyncio.sleep(args.refresh)
-            live.update(refresh())

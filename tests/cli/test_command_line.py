@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sys
 from importlib.metadata import version
 from pathlib import Path
 
@@ -104,3 +105,36 @@ async def test_bad_arguments_are_one_line_errors_before_connecting(tmp_path: Pat
         assert out == "", args
         assert len(err.splitlines()) == 1 and err.startswith(error), (args, err)
         assert err.rstrip().endswith(f"(see informer {args[0]} --help)"), (args, err)
+
+
+async def test_without_the_cli_extra_the_command_line_says_what_to_install() -> None:
+    async def without(*modules: str) -> tuple[int, str, str]:
+        blocked = "; ".join(f"sys.modules[{m!r}] = None" for m in modules)  # import fails
+        code = f"import sys; {blocked}; from informer.cli import main; sys.exit(main())"
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            code,
+            "demo",
+            "--duration",
+            "1",
+            cwd=REPO_ROOT,
+            env=cli_env(),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(process.communicate(), 60)
+        assert process.returncode is not None
+        return process.returncode, out.decode(), err.decode()
+
+    no_rich, no_yaml, neither = await asyncio.gather(
+        without("rich"), without("yaml"), without("rich", "yaml")
+    )
+    install = 'which the library alone does not install: pip install "kube-informer[cli]"\n'
+    for (code, out, err), missing in (
+        (no_rich, "rich"),
+        (no_yaml, "PyYAML"),
+        (neither, "rich and PyYAML"),
+    ):
+        assert code == 1 and out == "", err
+        assert err == f"informer demo: error: the command line needs {missing}, {install}"
