@@ -31,6 +31,11 @@ over ``..._bucket`` work for any number of observations, and replicas add up):
   it is open), ``rest_client_request_retries_total{code,verb,host}`` (the writes ``Client``'s
   requests sent again after a 429 or a 5xx with Retry-After).
 - leader election: ``leader_election_master_status{name}`` (1 while leading the Lease ``name``).
+- a sharding ring's member (``informer.ring.Ring``, labels ``ring`` and ``identity``):
+  ``ring_members``, ``ring_share{kind}`` (``target``, ``held``, ``acting``), ``ring_ranges``,
+  ``ring_ranges_started_total``, ``ring_ranges_stopped_total``, ``ring_takeovers_total``,
+  ``ring_conflicts_total``, ``ring_fencings_total``, ``ring_round_errors_total``,
+  ``ring_handover_duration_seconds``.
 - informers (labels ``resource`` = ``plural.group``, ``namespace`` (""= all), ``selector`` (the
   label selector), ``field_selector`` and ``informer`` (its name: see ``Informer``)):
   ``reflector_lists_total``, ``reflector_watches_total``, ``reflector_last_resource_version``, ...,
@@ -72,6 +77,7 @@ from informer.controller import Controller
 from informer.informer import Informer, SharedInformerFactory
 from informer.leader_election import LeaderElector
 from informer.resource_version import is_comparable
+from informer.ring import Ring
 from informer.workqueue import Priority
 
 __all__ = ["InformerCollector", "register_metrics", "render_metrics", "serve_metrics"]
@@ -179,12 +185,16 @@ class InformerCollector(Collector):
         informers = [o for o in objects if isinstance(o, Informer)]
         controllers = [o for o in objects if isinstance(o, Controller)]
         electors = [o for o in objects if isinstance(o, LeaderElector)]
-        queues = [o for o in objects if not isinstance(o, Informer | Controller | LeaderElector)]
+        rings = [o for o in objects if isinstance(o, Ring)]
+        queues = [
+            o for o in objects if not isinstance(o, Informer | Controller | LeaderElector | Ring)
+        ]
         queues += [c.queue for c in controllers if all(c.queue is not q for q in queues)]
         yield from self._informer_metrics(informers)
         yield from self._controller_metrics(controllers)
         yield from self._queue_metrics(queues)
         yield from _leader_metrics(electors)
+        yield from _ring_metrics(rings)
         yield from _request_metrics()
 
     def _controller_metrics(self, controllers: list[Controller]) -> Iterator[Metric]:
@@ -467,6 +477,47 @@ def _leader_metrics(electors: list[LeaderElector]) -> Iterator[Metric]:
     for elector in electors:
         status.add_metric([elector.name], 1.0 if elector.is_leader else 0.0)
     yield status
+
+
+def _ring_metrics(rings: list[Ring]) -> Iterator[Metric]:
+    """A sharding ring member's view (``informer.ring``), labelled ``ring`` and ``identity``."""
+    if not rings:
+        return
+    labels = ["ring", "identity"]
+    members = GaugeMetricFamily("ring_members", "Live members this member counts.", labels=labels)
+    share = GaugeMetricFamily(
+        "ring_share",
+        "Share of the hash space: target (assigned), held (claimed), acting (reconciled).",
+        labels=[*labels, "kind"],
+    )
+    ranges = GaugeMetricFamily("ring_ranges", "Ranges acted on.", labels=labels)
+    counters = {
+        field: CounterMetricFamily(f"ring_{name}", doc, labels=labels)
+        for field, name, doc in (
+            ("started", "ranges_started_total", "Ranges started (acted on)."),
+            ("stopped", "ranges_stopped_total", "Ranges stopped (handed over or fenced)."),
+            ("taken_over", "takeovers_total", "Starts of ranges of a member whose Lease expired."),
+            ("conflicts", "conflicts_total", "Claims withdrawn because another member claimed."),
+            ("fenced", "fencings_total", "Terms ended without a renewal: every range dropped."),
+            ("round_errors", "round_errors_total", "Rounds that failed (retried next round)."),
+        )
+    }
+    handover = _histogram(
+        "ring_handover_duration_seconds",
+        "Seconds from a change of this member's target to acting on all of it.",
+        labels,
+    )
+    for ring in rings:
+        s = ring.statistics()
+        ids = [s.name, s.identity]
+        members.add_metric(ids, float(s.members))
+        for kind, value in (("target", s.target), ("held", s.held), ("acting", s.acting)):
+            share.add_metric([*ids, kind], value)
+        ranges.add_metric(ids, float(s.ranges))
+        for field, family in counters.items():
+            family.add_metric(ids, float(getattr(s, field)))
+        _add(handover, ids, s.handover.histogram)
+    yield from (members, share, ranges, *counters.values(), handover)
 
 
 def _request_metrics() -> Iterator[Metric]:
