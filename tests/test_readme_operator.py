@@ -1,4 +1,4 @@
-"""The operator of the README's "Use" section runs as printed (on the test API server): it
+"""The operator of the README's "An operator" section runs as printed (on the test API server): it
 mirrors, updates and deletes mirrors, releases its Lease when stopped, and fits in under 35
 lines."""
 
@@ -19,7 +19,7 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 
 def operator_code() -> str:
     text = README.read_text()
-    section = text.split("### An operator", 1)[1]
+    section = text.split("## An operator", 1)[1]
     match = re.search(r"```python\n(.*?)```", section, re.S)
     assert match is not None
     return match.group(1)
