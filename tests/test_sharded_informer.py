@@ -341,3 +341,21 @@ def test_a_shard_info_is_compared_by_its_ranges_not_its_spelling() -> None:
     assert not server_applied(page(str(ShardSelector.of(HIGH))), low)
     namespaced = ShardSelector.of(LOW, ShardField.NAMESPACE)
     assert not server_applied(page(str(namespaced)), low)
+
+
+def test_sharding_is_asked_for_at_construction() -> None:
+    from informer.errors import ConfigurationError
+    from informer.informer import Informer
+    from tests.conftest import NoApi
+
+    plain = Informer(NoApi(), CONFIGMAPS)
+    assert plain.shards is None and plain.shard_statistics() is None
+    with pytest.raises(ConfigurationError):
+        plain.set_shards(LOW)
+    with pytest.raises(ConfigurationError):
+        Informer(NoApi(), CONFIGMAPS, shards=LOW, shard_field="uid")  # type: ignore[arg-type]
+    sharded = Informer(NoApi(), CONFIGMAPS, shards=[ShardRange(0, HALF)])
+    assert sharded.shards == LOW
+    sharded.set_shards([ShardRange(HALF, HASH_SPACE)])  # not running: taken at the next start
+    assert sharded.shards == HIGH
+    assert sharded.has_synced is False
