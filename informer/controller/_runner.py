@@ -295,7 +295,8 @@ class Controller:
     async def _run_once(self, driver: Driver) -> None:
         """One run: sync, reconcile until cancelled (stop) or a worker ends, then tear down.
         Raises the failure that ended it, or a worker's failure met while tearing down."""
-        self.queue.restart()  # a run starts from the caches: no key of the previous run
+        if self.queue.is_shutting_down:  # a run starts from the caches: no key of the last run
+            self.queue.restart()  # (keys queued before the first run, e.g. by a ring, stay)
         unsubscribe = self._client.observe_writes(self._tracker.observe) if self._client else None
         handlers = self._register_handlers()
         workers: list[asyncio.Task[None]] = []
