@@ -138,6 +138,21 @@ async def test_a_run_whose_worker_died_raises_instead_of_returning(api_server: A
     assert controller_tasks() == [] and controller_handlers(inf) == 0
 
 
+async def test_a_run_whose_worker_was_cancelled_by_someone_else_raises(
+    api_server: ApiServer,
+) -> None:
+    async with configmaps(api_server) as inf:
+        ctl = Controller(lambda r: asyncio.sleep(0), for_=inf, workers=2)
+        running = asyncio.create_task(ctl.run())
+        await ctl.wait_running(timeout=10)
+        [worker] = [t for t in controller_tasks() if t.get_name() == "controller-configmap-1"]
+        worker.cancel()  # not a stop: the run has one worker less than it was asked for
+        async with asyncio.timeout(10):
+            with pytest.raises(RuntimeError, match="controller-configmap-1 cancelled"):
+                await running
+    assert ctl.state is ControllerState.FAILED and controller_tasks() == []
+
+
 async def test_a_started_controller_whose_worker_died_fails_and_stop_raises_it(
     api_server: ApiServer,
 ) -> None:
