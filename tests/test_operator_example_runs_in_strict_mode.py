@@ -1,4 +1,4 @@
-"""The README's operator-testing example (examples/test_operator_example.py) passes in a project
+"""The docs' operator-testing example (examples/test_operator_example.py) passes in a project
 that does not set pytest-asyncio's auto mode (strict, the default)."""
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from .schedule import Schedule
 
 
 def summarize(outcomes: list[Outcome], seconds: float) -> str:
-    """The figures of a soak, as printed and quoted in the README."""
+    """The figures of a soak, as printed and quoted in docs/performance.md."""
     figures: Counter[str] = Counter()
     faults: Counter[str] = Counter()
     violations: Counter[str] = Counter()
