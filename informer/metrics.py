@@ -49,9 +49,9 @@ over ``..._bucket`` work for any number of observations, and replicas add up):
   ``informer_handler_delivery_latency_seconds`` (a sample of deliveries: the first of the changes
   queued at once and every 64th). Two informers never share a series: when two would have the
   same labels (same selection, unnamed, transforms of the same name), the later one's
-  ``informer`` label gets ``#2``, ``#3``, ... in the order they were added. Controllers and work
-  queues of one name are told apart the same way (controller-runtime refuses a second controller
-  of a name; here two controllers of one kind both default to it).
+  ``informer`` label gets ``#2``, ``#3``, ... in the order they were added. Controllers, work
+  queues and one informer's handlers of one name are told apart the same way (controller-runtime
+  refuses a second controller of a name; here two controllers of one kind both default to it).
 """
 
 from __future__ import annotations
@@ -390,9 +390,10 @@ class InformerCollector(Collector):
                 lanes.add_metric(labels, float(shard.lanes))
                 filtered.add_metric(labels, float(stats.shard_filtered))
                 unfiltered.add_metric(labels, float(stats.shard_unfiltered_lists))
-            for handler in inf.handlers:
+            handlers = inf.handlers  # two of one name (a default one reused, twin controllers)
+            named = _distinct([[*labels, handler.name] for handler in handlers])
+            for handler, hlabels in zip(handlers, named, strict=True):
                 h = handler.statistics()
-                hlabels = [*labels, handler.name]
                 depth.add_metric(hlabels, float(h.pending))
                 delivered.add_metric(hlabels, float(h.delivered))
                 coalesced.add_metric(hlabels, float(h.coalesced))

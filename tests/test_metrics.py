@@ -343,3 +343,35 @@ async def test_two_controllers_of_one_name_have_series_of_their_own(
             "configmap#2",
         ]
         assert set(found.values()) == {1.0}
+
+
+@pytest.mark.asyncio
+async def test_handlers_of_one_name_on_one_informer_have_series_of_their_own(
+    api_server: ApiServer,
+) -> None:
+    api_server.create(CONFIGMAPS, {"metadata": {"name": "a", "namespace": "ns"}})
+    registry = CollectorRegistry()
+    async with (
+        api_server.api_client() as api,
+        SharedInformerFactory(api, options=ReflectorOptions(list_strategy="list")) as factory,
+    ):
+        inf = factory.informer(CONFIGMAPS)
+        first = Controller(reconciled, for_=inf, catch_up=False)
+        second = Controller(reconciled, for_=inf, catch_up=False)  # same name: the kind
+        gone = inf.add_handler(on_add=lambda obj, initial: None)  # handler-2
+        kept = inf.add_handler(on_add=lambda obj, initial: None)  # handler-3
+        await inf.remove_handler(gone)
+        inf.add_handler(on_add=lambda obj, initial: None)  # the default name again: handler-3
+        assert kept.name == inf.handlers[-1].name
+        register_metrics(factory, first, second, registry=registry)
+        async with first, second:
+            await wait_until(
+                lambda: first.statistics().succeeded == second.statistics().succeeded == 1
+            )
+            body, _ = render_metrics(registry)
+    lines = [
+        line.rsplit(" ", 1)[0]
+        for line in body.decode().splitlines()
+        if line.startswith("informer_handler_deliveries_total{")
+    ]
+    assert len(lines) == len(set(lines)) == 4, lines  # no two handlers share a series
