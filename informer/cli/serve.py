@@ -95,6 +95,11 @@ def register(commands: Any, help: str) -> None:
         help="revisions the stale-replica personality lags behind (default: %(default)s)",
     )
     serve.add_argument(
+        "--tls",
+        action="store_true",
+        help="serve HTTPS with a self-signed CA (written into --kubeconfig) instead of HTTP",
+    )
+    serve.add_argument(
         "--kubeconfig",
         default=None,
         metavar="PATH",
@@ -166,6 +171,7 @@ async def _serve(args: argparse.Namespace) -> None:
         too_large_wait=args.too_large_wait,
         bookmark_interval=args.bookmark_interval,
         stale_lag=args.stale_lag,
+        tls=args.tls,
     )
     _prepare(server, args)
     async with server:

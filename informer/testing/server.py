@@ -12,6 +12,7 @@ this list (and the leaves ``_status``, ``_signals``, ``_options``, ``faults``):
 - ``_lifecycle``: deletion rules and the controllers (garbage collector, namespaces, CRDs);
 - ``_registry``: the served resources and their write rules (a ``Strategy`` per resource),
   server-side apply;
+- ``_tls``: the self-signed CA and serving certificate of ``tls=True`` (HTTPS);
 - ``_serving``: HTTP routing, content types, LIST/GET, WATCH, writes, discovery, OpenAPI,
   tables, and how fault rules change answers.
 
@@ -20,6 +21,8 @@ See the package docstring of ``informer.testing`` for the behaviour of each pers
 
 from __future__ import annotations
 
+import base64
+import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
@@ -86,6 +89,7 @@ class ApiServer:
         stale_lag: int = 5,
         watch_cache_quirks: bool | None = None,
         shard_selectors: ShardSelectorMode | str | None = None,
+        tls: bool = False,
     ) -> None:
         self.options = ServerOptions.of(
             personality,
@@ -119,6 +123,9 @@ class ApiServer:
         )
         self._runner: web.AppRunner | None = None
         self._url: str | None = None
+        self.tls = tls
+        self._ca_pem: bytes | None = None
+        self._ca_dir: tempfile.TemporaryDirectory[str] | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -131,11 +138,20 @@ class ApiServer:
             app, access_log=None, handler_cancellation=True, shutdown_timeout=1.0
         )
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self._port)
+        ssl_context = None
+        if self.tls:
+            from informer.testing._tls.certificates import CertificateAuthority
+
+            ca = CertificateAuthority()
+            hosts = tuple(dict.fromkeys((self.host, "127.0.0.1", "localhost", "::1")))
+            ssl_context = ca.issue(hosts).server_context()
+            self._ca_pem = ca.pem
+        site = web.TCPSite(self._runner, self.host, self._port, ssl_context=ssl_context)
         await site.start()
         address = self._runner.addresses[0]
         self._port = int(address[1])
-        self._url = f"http://{self.host}:{self._port}"
+        scheme = "https" if self.tls else "http"
+        self._url = f"{scheme}://{self.host}:{self._port}"
         return self
 
     async def stop(self) -> None:
@@ -145,6 +161,9 @@ class ApiServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        if self._ca_dir is not None:
+            self._ca_dir.cleanup()
+            self._ca_dir = None
 
     async def __aenter__(self) -> ApiServer:
         return await self.start()
@@ -159,7 +178,7 @@ class ApiServer:
 
     @property
     def url(self) -> str:
-        """``http://127.0.0.1:PORT`` once started."""
+        """``http://127.0.0.1:PORT`` (``https://`` with ``tls``) once started."""
         if self._url is None:
             raise RuntimeError("ApiServer is not started")
         return self._url
@@ -169,11 +188,33 @@ class ApiServer:
         self.url  # noqa: B018 - raises when not started
         return self._port
 
+    @property
+    def ca_pem(self) -> bytes | None:
+        """With ``tls``, once started: the PEM of the self-signed CA that signed the serving
+        certificate (for 127.0.0.1, localhost, ::1 and ``host``); a new one each start."""
+        return self._ca_pem
+
+    def ca_file(self) -> str | None:
+        """With ``tls``: a file holding ``ca_pem`` (removed when the server stops), for
+        clients that take a path (``ssl_ca_cert``, ``--certificate-authority``)."""
+        if self._ca_pem is None:
+            return None
+        if self._ca_dir is None:
+            self._ca_dir = tempfile.TemporaryDirectory(prefix="informer-ca-")
+        path = Path(self._ca_dir.name, "ca.crt")
+        if not path.exists():
+            path.write_bytes(self._ca_pem)
+        return str(path)
+
     def configuration(self) -> Any:
-        """A ``kubernetes_asyncio.client.Configuration`` pointing at this server."""
+        """A ``kubernetes_asyncio.client.Configuration`` pointing at this server (verifying
+        its certificate against ``ca_pem`` with ``tls``)."""
         from kubernetes_asyncio import client
 
-        return client.Configuration(host=self.url)
+        config = client.Configuration(host=self.url)
+        if self._ca_pem is not None:
+            config.ssl_ca_cert = self.ca_file()
+        return config
 
     def api_client(self) -> Any:
         """A ``kubernetes_asyncio.client.ApiClient`` for this server (the caller closes it)."""
@@ -182,12 +223,16 @@ class ApiServer:
         return client.ApiClient(configuration=self.configuration())
 
     def write_kubeconfig(self, path: str | Path) -> Path:
-        """Write a kubeconfig (JSON, valid YAML) whose current context is this server."""
+        """Write a kubeconfig (JSON, valid YAML) whose current context is this server (with
+        ``tls``, its CA as ``certificate-authority-data``: clients verify the server)."""
         path = Path(path)
+        cluster: Json = {"server": self.url}
+        if self._ca_pem is not None:
+            cluster["certificate-authority-data"] = base64.b64encode(self._ca_pem).decode()
         config = {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [{"name": "informer-test", "cluster": {"server": self.url}}],
+            "clusters": [{"name": "informer-test", "cluster": cluster}],
             "users": [{"name": "informer-test", "user": {"token": "informer-test"}}],
             "contexts": [
                 {

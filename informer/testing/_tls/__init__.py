@@ -1,0 +1,1 @@
+"""TLS for the test server: a self-signed CA and a serving certificate it signs."""
