@@ -4,6 +4,7 @@ debug logs as JSON lines with timestamps, requests and watches."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import subprocess
@@ -40,8 +41,14 @@ def read_until(process: subprocess.Popen[str], marker: str) -> list[str]:
 
 
 def stop(process: subprocess.Popen[str]) -> None:
+    """End the command (killed if SIGTERM is not enough): none outlives its test, which a
+    watch would otherwise do, retrying its server forever without printing a line."""
     process.terminate()
-    process.wait(timeout=10)
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def test_watch_prints_sync_progress_then_each_change(served: Served) -> None:
@@ -81,11 +88,14 @@ def test_output_json_prints_one_object_per_change(served: Served) -> None:
 def test_wait_for_rv_exits_zero_once_the_cache_has_seen_it(served: Served) -> None:
     rv = int(served.create_configmap("a", "wait")["metadata"]["resourceVersion"])
     process = watch(served, "cm", "-n", "wait", "--wait-for-rv", str(rv + 2))
-    read_until(process, "synced 1 objects")
-    assert process.poll() is None  # RV not there yet: still waiting
-    served.create_configmap("b", "wait")
-    served.create_configmap("c", "wait")
-    out, err = process.communicate(timeout=30)
+    try:
+        read_until(process, "synced 1 objects")
+        assert process.poll() is None  # RV not there yet: still waiting
+        served.create_configmap("b", "wait")
+        served.create_configmap("c", "wait")
+        out, err = process.communicate(timeout=30)
+    finally:
+        stop(process)
     assert process.returncode == 0, err
     assert f"cache has seen RV {rv + 2}" in out
 
@@ -104,7 +114,13 @@ async def _run(*args: str) -> tuple[int, str]:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    _, err = await asyncio.wait_for(process.communicate(), 60)
+    try:
+        _, err = await asyncio.wait_for(process.communicate(), 60)
+    finally:
+        if process.returncode is None:  # timed out or cancelled: not left running
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            await process.wait()
     assert process.returncode is not None
     return process.returncode, err.decode()
 
@@ -142,7 +158,13 @@ async def test_failures_are_one_line_errors(api_server: ApiServer, tmp_path: Pat
             str(good),
         ),
     }
-    results = await asyncio.gather(*(_run(*args) for args in cases.values()))
+    runs = [asyncio.ensure_future(_run(*args)) for args in cases.values()]
+    try:
+        results = await asyncio.gather(*runs)
+    finally:  # one failed: the others' commands are ended too, not left to the loop's close
+        for run in runs:
+            run.cancel()
+        await asyncio.wait(runs)
     outcomes = dict(zip(cases, results, strict=True))
     for case, (code, err) in outcomes.items():
         assert code == 1, (case, err)
