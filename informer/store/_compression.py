@@ -19,7 +19,7 @@ equal: same key, RV and JSON).
 
 The dictionary is trained (in the worker thread) from up to ``train_objects`` objects of the
 cache once it holds ``min_objects``; retrained from the objects held then when the objects
-packed since compress ``retrain_ratio`` times worse than the training set did (a rollout
+packed since compress ``retrain_ratio`` times worse than the first ones packed with it (a rollout
 changed every image), and the entries packed with the old dictionary are re-encoded in the
 background (each stays readable with the codec that packed it until then).
 """
@@ -62,7 +62,9 @@ class Compression:
     """A cache holding fewer objects stays uncompressed (too few samples to train on)."""
     retrain_ratio: float = 1.5
     """Retrain when the last ``train_objects`` objects packed compress this many times worse
-    than the training set did."""
+    than the first ``train_objects`` packed after the training did (not the training set:
+    a dictionary compresses the objects it was trained on far better than any other), and
+    at least as many objects as the cache holds were packed since (never a retraining loop)."""
     batch: int = 512
     """Objects compressed per step of the background task."""
     in_thread: bool = True
@@ -89,7 +91,10 @@ class _Packer:
         self._pending: builtins.list[str] = []
         self._scan = False  # look at every key (after a replace or a retraining)
         self._task: asyncio.Task[None] | None = None
-        self.trained_ratio = 1.0
+        # the ratio of the first window of objects packed after a training (objects it was not
+        # trained on: the training set itself compresses far better than any other would)
+        self.trained_ratio: float | None = None
+        self._since_training = 0
         self._window_in = 0
         self._window_out = 0
         self._window_n = 0
@@ -238,7 +243,8 @@ class _Packer:
         self.codec = codec
         self._forms = packed_forms(codec)
         self.codecs = [c for c in (*self.codecs[-1:], codec)]
-        self.trained_ratio = ratio
+        self.trained_ratio = None  # the first window after it sets the reference
+        self._since_training = 0
         self._window_in = self._window_out = self._window_n = 0
         self.trainings += 1
         self._scan = True  # every object: the new ones and those of an older dictionary
@@ -250,6 +256,7 @@ class _Packer:
         )
 
     def _window(self, size_in: int, size_out: int, n: int) -> None:
+        self._since_training += n
         self._window_in += size_in
         self._window_out += size_out
         self._window_n += n
@@ -257,11 +264,16 @@ class _Packer:
             return
         ratio = self._window_out / self._window_in
         self._window_in = self._window_out = self._window_n = 0
-        if ratio > self.trained_ratio * self.options.retrain_ratio:
+        reference = self.trained_ratio
+        if reference is None:
+            self.trained_ratio = ratio
+        elif ratio > reference * self.options.retrain_ratio and self._since_training >= len(
+            self._items()
+        ):
             _log.info(
                 "store.compression_retrain",
                 ratio=round(ratio, 4),
-                trained_ratio=round(self.trained_ratio, 4),
+                trained_ratio=round(reference, 4),
             )
             self.codec = None  # the loop trains again from the objects held now
 
@@ -304,4 +316,4 @@ def _compress_all(codec: ZstdCodec, raws: builtins.list[bytes]) -> builtins.list
 def _train(samples: builtins.list[bytes], size: int, level: int) -> tuple[ZstdCodec, float]:
     codec = ZstdCodec.train(samples, size, level)
     total = sum(len(s) for s in samples) or 1
-    return codec, sum(len(codec.compress(s)) for s in samples) / total
+    return codec, sum(len(codec.compress(s)) for s in samples) / total  # logged only
