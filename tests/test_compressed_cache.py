@@ -256,3 +256,34 @@ async def test_an_informer_with_compression_holds_its_objects_compressed(
             await inf.store.compact()
             assert inf.statistics().cache.compressed_objects == 81
     assert all(o == inf.store.get_by_key(o.key) for o in seen)
+
+
+@pytest.mark.asyncio
+async def test_the_hot_paths_never_decompress() -> None:
+    store = Store(compression=_SMALL)
+    store.add_index("app", _app)
+    items = [_pod(n, "a", 10 + i, i, "web", _IMAGES[2], item=True) for i, n in enumerate(_NAMES)]
+    store.replace(KubeObject._from_list_items(items, "Pod", "v1"), "99")
+    await store.compact()
+    assert store._packer is not None and store._packer.codec is not None
+    calls: list[bytes] = []
+    codec = store._packer.codec
+    decompress = codec.decompress
+    codec.decompress = lambda data: calls.append(data) or decompress(data)  # type: ignore[method-assign]
+    obj = store.get("pod-3", "a")
+    assert obj is not None and obj.compressed
+    assert (obj.key, obj.name, obj.namespace, obj.resource_version) == (
+        "a/pod-3",
+        "pod-3",
+        "a",
+        "13",
+    )
+    assert obj.uid == "0000-0003" and dict(obj.labels) == {"app": "web", "tier": "web"}
+    assert len(store.by_index("app", "web")) == len(_NAMES) and len(store.list("a")) == len(_NAMES)
+    assert store.is_fresh("99") and store.size().compressed_objects == len(_NAMES)
+    event = _pod("pod-3", "a", 200, 3, "web", _IMAGES[2], item=False)
+    delta = store.apply_event("MODIFIED", KubeObject.from_raw(event))
+    assert delta is not None and delta.old is obj
+    assert calls == []
+    assert obj["spec"]["containers"][0]["image"] == _IMAGES[2]  # the full object: decompressed
+    assert len(calls) == 1

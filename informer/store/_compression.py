@@ -11,11 +11,15 @@ Everything else decompresses on access, through the memo of recent full decodes
 When: cold, not on the sync path. Writes (a list's ``replace``, each event) only note the keys
 they wrote; a task of the store's event loop then compresses them in batches in a worker thread
 (zstd releases the GIL) and swaps each packed object in if the cache still holds the same
-instance. The first list and the watch go as fast as without compression (compressing an 8 KB
-Pod costs about 9 us, half of what its whole sync costs: on the sync path a list would take
-~1.5x as long); the price is that the newest objects are held uncompressed for a moment, and
-that a handler may hold the uncompressed instance of an object the cache holds packed (they are
-equal: same key, RV and JSON).
+instance. A list reaches its handlers as fast as without compression (compressing an 8 KB Pod
+costs about 9 us, half of what its whole sync costs: on the sync path a list would take ~1.5x as
+long); a watch filling the cache pays for the packing beside it (0.65x D's events/s, measured on
+a loaded machine). The price of cold packing is memory: the peak is the plain cache's, and the
+objects replaced leave holes in the heap (``malloc_trim`` gives back the large ones): RSS
+stays well above ``Store.size()`` (realistic Pods: 0.675x the JSON against 0.129x computed;
+ConfigMaps, all small objects, above the plain cache: ``benchmarks/RESULTS.md``). Packing list
+items straight from the page's bytes would avoid both; not done. A handler may hold the plain
+instance of an object the cache holds packed (they are equal: same key, RV and JSON).
 
 The dictionary is trained (in the worker thread) from up to ``train_objects`` objects of the
 cache once it holds ``min_objects``; retrained from the objects held then when the objects
@@ -58,8 +62,10 @@ class Compression:
     """Bytes of the trained dictionary (capped at a tenth of the samples' size)."""
     train_objects: int = 1000
     """Objects sampled (evenly over the cache) to train a dictionary."""
-    min_objects: int = 64
-    """A cache holding fewer objects stays uncompressed (too few samples to train on)."""
+    min_objects: int = 1000
+    """A cache holding fewer objects stays uncompressed: the dictionary is trained once it
+    holds this many (a dictionary of the first 64 objects of a watch compressed the next ones
+    badly and was retrained again and again as the cache grew)."""
     retrain_ratio: float = 1.5
     """Retrain when the last ``train_objects`` objects packed compress this many times worse
     than the first ``train_objects`` packed after the training did (not the training set:
