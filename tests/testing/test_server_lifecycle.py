@@ -74,7 +74,7 @@ async def test_create_into_a_missing_namespace_is_404(
     assert reply.text == (
         '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":'
         '"namespaces \\"nowhere\\" not found","reason":"NotFound","details":{"name":"nowhere",'
-        '"kind":"namespaces"},"code":404}'
+        '"kind":"namespaces"},"code":404}\n'  # every JSON answer ends with a newline
     )
     # the Python API is test setup: it creates the namespace it needs
     api_server.create(CONFIGMAPS, cm("a", "elsewhere"))

@@ -86,7 +86,7 @@ async def test_unset_nolimit_future_rv_waits_then_504_with_retry(
         '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Timeout: '
         f'Too large resource version: 999999, current: {server.revision}","reason":"Timeout",'
         '"details":{"causes":[{"reason":"ResourceVersionTooLarge","message":"Too large resource '
-        'version"}],"retryAfterSeconds":1},"code":504}'
+        'version"}],"retryAfterSeconds":1},"code":504}\n'
     )
 
 
@@ -170,7 +170,7 @@ async def test_unset_limit_rvN_compacted_is_410(api_server_factory: Any, client:
     assert reply.status == 410
     assert reply.text == (
         '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"The '
-        'resourceVersion for the provided list is too old.","reason":"Expired","code":410}'
+        'resourceVersion for the provided list is too old.","reason":"Expired","code":410}\n'
     )
 
 
@@ -180,7 +180,7 @@ async def test_unset_limit_rvN_future_is_500(api_server_factory: Any, client: Cl
     assert reply.status == 500
     assert reply.text == (
         '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":'
-        '"etcdserver: mvcc: required revision is a future revision","code":500}'
+        '"etcdserver: mvcc: required revision is a future revision","code":500}\n'
     )
 
 
@@ -232,7 +232,7 @@ async def test_exact_rv_unset_is_422(api_server_factory: Any, client: Client) ->
             'resourceVersionMatch is forbidden unless resourceVersion is provided","reason":'
             '"Invalid","details":{"group":"meta.k8s.io","kind":"ListOptions","causes":[{"reason":'
             '"FieldValueForbidden","message":"Forbidden: resourceVersionMatch is forbidden unless '
-            'resourceVersion is provided","field":"resourceVersionMatch"}]},"code":422}'
+            'resourceVersion is provided","field":"resourceVersionMatch"}]},"code":422}\n'
         )
 
 

@@ -102,7 +102,7 @@ async def test_v121_watch_with_match_is_422(api_server_factory: Any, client: Cli
         'resourceVersionMatch is forbidden for watch","reason":"Invalid","details":{"group":'
         '"meta.k8s.io","kind":"ListOptions","causes":[{"reason":"FieldValueForbidden","message":'
         '"Forbidden: resourceVersionMatch is forbidden for watch","field":'
-        '"resourceVersionMatch"}]},"code":422}'
+        '"resourceVersionMatch"}]},"code":422}\n'
     )
     no_rv = await client.get(
         server, CM_PATH, watch="true", resourceVersionMatch="NotOlderThan", sendInitialEvents="true"

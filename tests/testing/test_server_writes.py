@@ -49,7 +49,7 @@ async def test_http_create_conflicts_and_not_found(api_server: ApiServer, client
     assert again.text == (
         '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":'
         '"configmaps \\"a\\" already exists","reason":"AlreadyExists","details":{"name":"a",'
-        '"kind":"configmaps"},"code":409}'
+        '"kind":"configmaps"},"code":409}\n'
     )
     missing = await client.get(api_server, CM_PATH + "/nope")
     assert missing.status == 404

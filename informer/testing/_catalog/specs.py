@@ -12,7 +12,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from informer.resource import CONFIGMAPS, LEASES, NAMESPACES, PODS, SECRETS, Resource
+from informer.resource import (
+    CLUSTERROLEBINDINGS,
+    CLUSTERROLES,
+    CONFIGMAPS,
+    CRONJOBS,
+    ENDPOINTSLICES,
+    INGRESSES,
+    LEASES,
+    NAMESPACES,
+    NODES,
+    PERSISTENTVOLUMECLAIMS,
+    PODS,
+    ROLEBINDINGS,
+    ROLES,
+    SECRETS,
+    SERVICEACCOUNTS,
+    Resource,
+)
+from informer.resource import EVENTS as EVENTS_V1
 from informer.testing._query.field_labels import FieldLabels, field_labels
 
 __all__ = [
@@ -23,6 +41,8 @@ __all__ = [
     "EVENTS",
     "JOBS",
     "REPLICASETS",
+    "REVIEWS",
+    "SELFSUBJECTACCESSREVIEWS",
     "SERVICES",
     "STATEFULSETS",
     "Column",
@@ -59,6 +79,49 @@ STATEFULSETS = Resource("apps", "v1", "statefulsets", "StatefulSet")
 DAEMONSETS = Resource("apps", "v1", "daemonsets", "DaemonSet")
 REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet")
 JOBS = Resource("batch", "v1", "jobs", "Job")
+REPLICATIONCONTROLLERS = Resource("", "v1", "replicationcontrollers", "ReplicationController")
+ENDPOINTS = Resource("", "v1", "endpoints", "Endpoints")
+PERSISTENTVOLUMES = Resource("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
+PODTEMPLATES = Resource("", "v1", "podtemplates", "PodTemplate")
+RESOURCEQUOTAS = Resource("", "v1", "resourcequotas", "ResourceQuota")
+LIMITRANGES = Resource("", "v1", "limitranges", "LimitRange")
+PODDISRUPTIONBUDGETS = Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget")
+HORIZONTALPODAUTOSCALERS = Resource(
+    "autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler"
+)
+APISERVICES = Resource(
+    "apiregistration.k8s.io", "v1", "apiservices", "APIService", namespaced=False
+)
+MUTATINGWEBHOOKS = Resource(
+    "admissionregistration.k8s.io",
+    "v1",
+    "mutatingwebhookconfigurations",
+    "MutatingWebhookConfiguration",
+    namespaced=False,
+)
+VALIDATINGWEBHOOKS = Resource(
+    "admissionregistration.k8s.io",
+    "v1",
+    "validatingwebhookconfigurations",
+    "ValidatingWebhookConfiguration",
+    namespaced=False,
+)
+SELFSUBJECTACCESSREVIEWS = Resource(
+    "authorization.k8s.io",
+    "v1",
+    "selfsubjectaccessreviews",
+    "SelfSubjectAccessReview",
+    namespaced=False,
+)
+SELFSUBJECTRULESREVIEWS = Resource(
+    "authorization.k8s.io",
+    "v1",
+    "selfsubjectrulesreviews",
+    "SelfSubjectRulesReview",
+    namespaced=False,
+)
+REVIEWS: Final[frozenset[Resource]] = frozenset({SELFSUBJECTACCESSREVIEWS, SELFSUBJECTRULESREVIEWS})
+"""Create-only resources answered, never stored (the authorizer's reviews)."""
 CRDS = Resource(
     "apiextensions.k8s.io",
     "v1",
@@ -268,6 +331,81 @@ BUILTIN_SPECS: Final[tuple[ResourceSpec, ...]] = (
         ),
         **_WORKLOAD,
     ),
+    _builtin(
+        REPLICATIONCONTROLLERS,
+        short_names=("rc",),
+        columns=(
+            NAME_COLUMN,
+            Column("Desired", "integer", "spec.replicas"),
+            Column("Current", "integer", "status.replicas"),
+            Column("Ready", "integer", "status.readyReplicas"),
+            AGE_COLUMN,
+        ),
+        **_WORKLOAD,
+    ),
+    _builtin(
+        NODES,
+        short_names=("no",),
+        status_subresource=True,
+        columns=(NAME_COLUMN, AGE_COLUMN),
+    ),
+    _builtin(SERVICEACCOUNTS, short_names=("sa",)),
+    _builtin(ENDPOINTS, short_names=("ep",)),
+    _builtin(
+        PERSISTENTVOLUMES,
+        short_names=("pv",),
+        status_subresource=True,
+        columns=(NAME_COLUMN, Column("Status", "string", "status.phase"), AGE_COLUMN),
+    ),
+    _builtin(
+        PERSISTENTVOLUMECLAIMS,
+        short_names=("pvc",),
+        status_subresource=True,
+        columns=(NAME_COLUMN, Column("Status", "string", "status.phase"), AGE_COLUMN),
+    ),
+    _builtin(PODTEMPLATES),
+    _builtin(RESOURCEQUOTAS, short_names=("quota",), status_subresource=True),
+    _builtin(LIMITRANGES, short_names=("limits",)),
+    _builtin(
+        CRONJOBS,
+        short_names=("cj",),
+        columns=(
+            NAME_COLUMN,
+            Column("Schedule", "string", "spec.schedule"),
+            Column("Suspend", "boolean", "spec.suspend"),
+            AGE_COLUMN,
+        ),
+        **_WORKLOAD,
+    ),
+    _builtin(ENDPOINTSLICES),
+    _builtin(
+        PODDISRUPTIONBUDGETS,
+        short_names=("pdb",),
+        status_subresource=True,
+        generation="spec",
+    ),
+    _builtin(
+        HORIZONTALPODAUTOSCALERS,
+        short_names=("hpa",),
+        categories=("all",),
+        status_subresource=True,
+    ),
+    _builtin(
+        INGRESSES,
+        short_names=("ing",),
+        status_subresource=True,
+        generation="spec",
+    ),
+    _builtin(EVENTS_V1, short_names=("ev",)),
+    _builtin(ROLES),
+    _builtin(ROLEBINDINGS),
+    _builtin(CLUSTERROLES),
+    _builtin(CLUSTERROLEBINDINGS),
+    _builtin(APISERVICES, status_subresource=True),
+    _builtin(MUTATINGWEBHOOKS, generation="spec"),
+    _builtin(VALIDATINGWEBHOOKS, generation="spec"),
+    _builtin(SELFSUBJECTACCESSREVIEWS, verbs=("create",)),
+    _builtin(SELFSUBJECTRULESREVIEWS, verbs=("create",)),
     _builtin(
         CRDS,
         short_names=("crd", "crds"),

@@ -18,6 +18,8 @@ test observes their effects deterministically (as watch events, in order):
 - **namespace controller**: a namespace being deleted (``deletionTimestamp``, phase
   Terminating, ``kubernetes`` in ``spec.finalizers``) has all its content deleted; once none is
   left, the ``kubernetes`` finalizer is removed and the namespace goes.
+- **service account controller**: every new namespace gets its ``default`` ServiceAccount (a
+  cluster's pods run as it; the server's fresh namespaces have theirs from the start).
 - **CRD cleanup**: a CustomResourceDefinition being deleted (finalizer
   ``customresourcecleanup.apiextensions.k8s.io``) has all its objects deleted, then goes; its
   resources stop being served.
@@ -30,7 +32,7 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any, Literal, Protocol
 
-from informer.resource import NAMESPACES, Resource
+from informer.resource import NAMESPACES, SERVICEACCOUNTS, Resource
 from informer.testing import _status as st
 from informer.testing._catalog.specs import CRDS
 from informer.testing._lifecycle.finalizers import (
@@ -41,9 +43,18 @@ from informer.testing._lifecycle.finalizers import (
 )
 from informer.testing._storage.store import Change, Store
 
-__all__ = ["Cluster", "Controllers"]
+__all__ = ["Cluster", "Controllers", "default_service_account"]
 
 Json = dict[str, Any]
+
+
+def default_service_account(namespace: str) -> Json:
+    """The ``default`` ServiceAccount every namespace has."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {"name": "default", "namespace": namespace},
+    }
 
 
 class Cluster(Protocol):
@@ -61,6 +72,8 @@ class Cluster(Protocol):
     def crd_resources(self, crd: Json) -> list[Resource]: ...
 
     def unserve_crd(self, crd: Json) -> None: ...
+
+    def create(self, resource: Resource, obj: Json, url_namespace: str | None = None) -> Json: ...
 
     def edit(self, resource: Resource, key: str, mutate: Callable[[Json], None]) -> None: ...
 
@@ -178,6 +191,8 @@ class Controllers:
             return
         data = change.obj.data
         if not _deleting(data):
+            if change.resource == NAMESPACES and change.prev is None:
+                self._service_account(change.key)
             return
         finalizers = _meta(data).get("finalizers") or []
         if FOREGROUND in finalizers:
@@ -188,6 +203,15 @@ class Controllers:
             self._namespace(change.key)
         if change.resource == CRDS and CRD_CLEANUP in finalizers:
             self._crd(change.key, data)
+
+    def _service_account(self, namespace: str) -> None:
+        """The ``default`` ServiceAccount of a new namespace (the serviceaccounts controller)."""
+        if self._live((SERVICEACCOUNTS, f"{namespace}/default")) is not None:
+            return
+        try:
+            self.registry.create(SERVICEACCOUNTS, default_service_account(namespace), namespace)
+        except st.StatusError:
+            pass  # the namespace is already being deleted
 
     def _live(self, ref: Ref) -> Json | None:
         found = self.registry.store.objects.get(ref[0], {}).get(ref[1])

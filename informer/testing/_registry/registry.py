@@ -18,11 +18,11 @@ from typing import Any, Final
 
 import msgspec
 
-from informer.resource import NAMESPACES, PODS, Resource
+from informer.resource import NAMESPACES, PODS, SERVICEACCOUNTS, Resource
 from informer.testing import _status as st
 from informer.testing._catalog import crd as _crd
 from informer.testing._catalog.specs import BUILTIN_SPECS, CRDS, SERVICES, ResourceSpec, spec_for
-from informer.testing._lifecycle.controllers import Controllers
+from informer.testing._lifecycle.controllers import Controllers, default_service_account
 from informer.testing._lifecycle.deletion import (
     INITIAL_NAMESPACES,
     DeleteOptions,
@@ -47,8 +47,59 @@ Json = dict[str, Any]
 
 BUILTINS: Final[tuple[Resource, ...]] = tuple(spec.resource for spec in BUILTIN_SPECS)
 
-_RETURN_DELETED_OBJECT: Final[frozenset[str]] = frozenset({"pods", "namespaces"})
-"""Resources whose registry returns the deleted object over HTTP; the others answer a Status."""
+_RETURN_DELETED_OBJECT: Final[frozenset[str]] = frozenset(
+    {
+        "pods",
+        "namespaces",
+        "services",
+        "serviceaccounts",
+        "persistentvolumes",
+        "persistentvolumeclaims",
+        "podtemplates",
+        "resourcequotas",
+    }
+)
+"""Core resources whose registry returns the deleted object over HTTP (``ReturnDeletedObject``);
+the others answer a Status."""
+
+_INITIAL_STATUS: Final[dict[tuple[str, str], Json]] = {
+    ("apps", "daemonsets"): {
+        "currentNumberScheduled": 0,
+        "numberMisscheduled": 0,
+        "desiredNumberScheduled": 0,
+        "numberReady": 0,
+    },
+    ("apps", "replicasets"): {"replicas": 0},
+    ("apps", "statefulsets"): {"replicas": 0, "availableReplicas": 0},
+    ("", "replicationcontrollers"): {"replicas": 0},
+    ("", "persistentvolumes"): {"phase": "Pending"},
+    ("", "persistentvolumeclaims"): {"phase": "Pending"},
+    ("policy", "poddisruptionbudgets"): {
+        "disruptionsAllowed": 0,
+        "currentHealthy": 0,
+        "desiredHealthy": 0,
+        "expectedPods": 0,
+    },
+    ("autoscaling", "horizontalpodautoscalers"): {"desiredReplicas": 0},
+    ("networking.k8s.io", "ingresses"): {"loadBalancer": {}},
+    ("", "nodes"): {
+        "daemonEndpoints": {"kubeletEndpoint": {"Port": 0}},
+        "nodeInfo": {
+            "machineID": "",
+            "systemUUID": "",
+            "bootID": "",
+            "kernelVersion": "",
+            "osImage": "",
+            "containerRuntimeVersion": "",
+            "kubeletVersion": "",
+            "kubeProxyVersion": "",
+            "operatingSystem": "",
+            "architecture": "",
+        },
+    },
+}
+"""A new object's status where Go serializes zero-valued fields without ``omitempty`` (typed
+clients such as the official client's models require those fields); others start ``{}``."""
 
 _SERVER_OWNED: Final = (
     "uid",
@@ -184,7 +235,7 @@ class Strategy:
         elif resource == SERVICES:
             rest["status"] = {"loadBalancer": {}}
         elif resource != NAMESPACES:
-            rest["status"] = {}
+            rest["status"] = copy(_INITIAL_STATUS.get((resource.group, resource.plural), {}))
 
     def _generation(self, rest: Json, previous: StoredObject | None) -> int | None:
         mode = self.spec.generation
@@ -262,6 +313,10 @@ class Registry:
         created = now()
         for name in INITIAL_NAMESPACES:  # the state of a fresh cluster, at revision 1
             self.store.seed(NAMESPACES, name, namespace_object(name, created, str(uuid.uuid4())))
+            account = self.strategy(SERVICEACCOUNTS).build(
+                default_service_account(name), "default", name, None
+            )
+            self.store.seed(SERVICEACCOUNTS, f"{name}/default", account)
 
     # -- resources ----------------------------------------------------------------------------
 

@@ -62,6 +62,8 @@ def respond(
     agent = request.headers.get("User-Agent", "")
     if agent.startswith(_PRETTY_AGENTS):
         body = msgspec.json.format(body, indent=2) + b"\n"
+    elif not body.endswith(b"\n"):
+        body += b"\n"  # every apiserver JSON answer ends with one (json.Encoder's)
     all_headers: CIMultiDict[str] = CIMultiDict(headers or {})
     for text in warnings:
         escaped = text.replace("\\", "\\\\").replace('"', '\\"')

@@ -33,13 +33,18 @@ AGGREGATED_TYPE: Final = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGrou
 def non_resource(request: web.Request, options: ServerOptions, registry: Registry) -> web.Response:
     """The answer to a GET of a path that is not a resource (404 for unknown paths)."""
     parts = [p for p in request.path.split("/") if p]
+    specs = registry.specs()
+    if parts[:1] == ["apis"] and len(parts) >= 2:
+        if parts[1] not in {s.resource.group for s in specs}:  # no handler: Go's mux answers
+            return web.Response(status=404, text="404 page not found\n", content_type="text/plain")
     if request.method.upper() != "GET":
+        if parts[:1] in (["api"], ["apis"]):
+            raise st.no_such_path()  # a resource not served, whatever the verb
         raise st.method_not_allowed()
     if parts in (["healthz"], ["livez"], ["readyz"]):
         return web.Response(text="ok", content_type="text/plain")
     if parts == ["version"]:
         return respond(request, encode(version_info(options)))
-    specs = registry.specs()
     if parts in (["api"], ["apis"]):
         core = parts == ["api"]
         if wants_aggregated(request.headers.get("Accept", "")):

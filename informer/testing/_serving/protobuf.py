@@ -1,7 +1,7 @@
 """Kubernetes protobuf request bodies (``application/vnd.kubernetes.protobuf``), decoded for the
 types kubectl's typed commands send (``kubectl create configmap|secret|namespace|serviceaccount|
-deployment|job|service``); any other is answered 415 with a Status, as by a server that cannot
-decode it.
+deployment|job|service``, ``kubectl auth can-i``); any other is answered 415 with a Status, as
+by a server that cannot decode it.
 
 client-go falls back to JSON after a 415 only for CBOR, so ``kubectl create configmap`` needs
 its protobuf body read. No maintained Python library carries the Kubernetes message
@@ -147,6 +147,29 @@ _MESSAGES: Final[dict[str, _Spec]] = {
         4: ("targetPort", "intstr"),
         5: ("nodePort", "int"),
     },
+    "SelfSubjectAccessReview": {
+        1: ("metadata", "msg", "ObjectMeta"),
+        2: ("spec", "msg", "SelfSubjectAccessReviewSpec"),
+    },
+    "SelfSubjectAccessReviewSpec": {
+        1: ("resourceAttributes", "msg", "ResourceAttributes"),
+        2: ("nonResourceAttributes", "msg", "NonResourceAttributes"),
+    },
+    "ResourceAttributes": {
+        1: ("namespace", "str"),
+        2: ("verb", "str"),
+        3: ("group", "str"),
+        4: ("version", "str"),
+        5: ("resource", "str"),
+        6: ("subresource", "str"),
+        7: ("name", "str"),
+    },
+    "NonResourceAttributes": {1: ("path", "str"), 2: ("verb", "str")},
+    "SelfSubjectRulesReview": {
+        1: ("metadata", "msg", "ObjectMeta"),
+        2: ("spec", "msg", "SelfSubjectRulesReviewSpec"),
+    },
+    "SelfSubjectRulesReviewSpec": {1: ("namespace", "str")},
     "IntOrString": {1: ("type", "int"), 2: ("intVal", "int"), 3: ("strVal", "str")},
     "Time": {1: ("seconds", "int"), 2: ("nanos", "int")},
     "Entry": {1: ("key", "raw"), 2: ("value", "raw")},
@@ -159,6 +182,8 @@ _TOP_LEVEL: Final = {
     ("v1", "Service"),
     ("apps/v1", "Deployment"),
     ("batch/v1", "Job"),
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"),
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview"),
 }
 
 

@@ -10,9 +10,11 @@ from aiohttp import web
 
 from informer.resource import NAMESPACES
 from informer.testing import _status as st
+from informer.testing._catalog.specs import REVIEWS
 from informer.testing._query.list_options import TRUE
 from informer.testing._registry.registry import Registry
-from informer.testing._serving.content import decode, encode, error_response, respond
+from informer.testing._registry.reviews import review
+from informer.testing._serving.content import decode, decode_body, encode, error_response, respond
 from informer.testing._serving.discovery import non_resource
 from informer.testing._serving.faults import cut_response, fault_response, replaces_response
 from informer.testing._serving.lists import ListServer
@@ -160,6 +162,10 @@ class HttpApi:
     ) -> web.StreamResponse:
         verb, namespace, name = route.verb, route.namespace, route.name
         resource = kind.resource
+        if resource in REVIEWS:  # create-only, answered and never stored
+            if verb != "create" or name is not None or route.subresource:
+                raise st.method_not_allowed()
+            return respond(request, encode(review(resource, await decode_body(request))), 201)
         table = wants_table(request.headers.get("Accept", "")) and not route.subresource
         stored = self.registry.storage_kind(kind)
         served_schema = self.registry.strategy(resource).schema
@@ -195,6 +201,16 @@ class HttpApi:
             if fault is not None and fault.cut_mid_line:
                 return await cut_response(request, record, body)
             return respond(request, self._table(kind, body, query) if table else body)
+        spec = self.registry.strategy(resource).spec
+        if verb == "delete" and name is None and not route.subresource:
+            if "deletecollection" not in spec.verbs:
+                raise st.method_not_allowed()
+            selection = _selection(query)
+            listed = await self.lists.serve_list(
+                stored, namespace, selection, None, spec.field_labels
+            )
+            body = await self.writes.delete_collection(request, kind, namespace, query, listed)
+            return respond(request, view(body) if view is not None else body)
         if resource.namespaced and namespace is None and verb != "create":
             raise st.no_such_path()
         if route.subresource and verb not in ("get", "update", "patch"):
@@ -239,6 +255,12 @@ class HttpApi:
             list_meta = {"resourceVersion": decoded["metadata"].get("resourceVersion", "")}
         spec = self.registry.strategy(kind.resource).spec
         return encode(table(spec, items, list_meta, query.get("includeObject", "Metadata")))
+
+
+def _selection(query: dict[str, str]) -> dict[str, str]:
+    """The list options of a deletecollection that choose its objects (selectors): every
+    matching object, from the latest revision, in one page."""
+    return {k: v for k, v in query.items() if k in ("labelSelector", "fieldSelector")}
 
 
 def _viewed(

@@ -21,6 +21,7 @@ from informer.testing._serving.content import (
     MERGE_PATCH,
     PATCH_TYPES,
     STRATEGIC_PATCH,
+    decode,
     decode_body,
     encode,
     respond,
@@ -158,3 +159,43 @@ class WriteHandler:
             deleted = self.registry.strategy(resource).delete_response(deleted)
         # else held by finalizers or a grace period: the object, as the real store answers
         return respond(request, encode(deleted), warnings=write.warnings)
+
+    async def delete_collection(
+        self,
+        request: web.Request,
+        kind: Kind,
+        namespace: str | None,
+        query: dict[str, str],
+        listed: bytes,
+    ) -> bytes:
+        """DELETE of a collection: every object of ``listed`` (the selected ones) deleted as a
+        DELETE of each would (DeleteOptions, dry run, finalizers), answered as a list of the
+        deleted objects (each as its delete left it), as the generic registry's
+        ``DeleteCollection`` does."""
+        body = await decode_body(request)
+        write = self.options(
+            request, "delete", body.get("dryRun") if isinstance(body, dict) else None
+        )
+        options = DeleteOptions.parse(query, body)
+        resource = kind.resource
+        answer: Json = decode(listed)
+        deleted: list[Json] = []
+        for item in answer.get("items") or []:
+            meta = item.get("metadata") or {}
+            try:
+                gone = self.registry.delete(
+                    resource, meta["name"], meta.get("namespace"), options=options, write=write
+                )
+            except st.NotFound:  # deleted meanwhile (a cascade of an earlier item)
+                continue
+            if not self.registry.strategy(resource).spec.custom:
+                gone.pop("kind", None)
+                gone.pop("apiVersion", None)
+            deleted.append(gone)
+        answer["items"] = deleted
+        answer.setdefault("metadata", {})["resourceVersion"] = self.registry.store.rv(
+            self.registry.store.revision
+        )
+        answer["metadata"].pop("continue", None)
+        answer["metadata"].pop("remainingItemCount", None)
+        return encode(answer)
