@@ -9,7 +9,8 @@ A page's ```` ```python ```` block is one of:
   then is stopped as SIGTERM would stop it and must return cleanly; any other program must end;
 - a test module (``async def test_...``): each test runs with the fixtures it names
   (``api_server``, ``tmp_path``);
-- an include of a file the suite runs itself (``--8<-- "examples/..."``).
+- an include of a file the suite runs itself (``--8<-- "examples/..."``, or an operator of
+  ``tests/interop/``).
 
 Anything else fails here, so no example escapes. The server starts with the namespaces ``a`` and
 ``mirror``, a ConfigMap ``default/my-config`` (label ``app=web``) for the examples to find, and
@@ -133,7 +134,7 @@ async def test_docs_example_runs(
     include = _INCLUDE.match(example.code.strip())
     if include is not None:  # a file the suite runs as it is (an example with its own test)
         assert (ROOT / include.group(1)).is_file()
-        assert include.group(1).startswith("examples/")
+        assert include.group(1).startswith(("examples/", "tests/interop/"))
         return
     managers = _Managers()
     monkeypatch.setattr(informer, "Manager", managers)
