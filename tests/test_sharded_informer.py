@@ -359,3 +359,17 @@ def test_sharding_is_asked_for_at_construction() -> None:
     sharded.set_shards([ShardRange(HALF, HASH_SPACE)])  # not running: taken at the next start
     assert sharded.shards == HIGH
     assert sharded.has_synced is False
+
+
+async def test_a_write_is_read_back_while_another_lane_is_quiet() -> None:
+    # bookmarks as a real apiserver sends them (every minute): the lane of the other ranges,
+    # which sees no change, stays at its list's RV, and with it the store's (the lowest)
+    async with ApiServer(shard_selectors="on") as server:
+        seed(server, 4)
+        async with running_informer(server, shards=LOW) as inf:
+            inf.set_shards(LOW | HIGH)  # a range taken later: a second lane
+            await inf.reflector.lanes_synced.wait()  # type: ignore[attr-defined]
+            for i in range(2):  # each lands in one lane's ranges; the other lane sees nothing
+                written = server.create(CONFIGMAPS, cm(f"written-{i}"))
+                held = await inf.store.wait_for_write(written, timeout=10)
+                assert held is not None and held.uid == written["metadata"]["uid"]

@@ -14,13 +14,17 @@ import asyncio
 import heapq
 import itertools
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from informer.errors import StaleCacheError
 from informer.objects import KubeObject
 from informer.resource_version import rv_sort_key
+from informer.shards import ShardField, hash_value
 from informer.store._freshness import CacheNotComparable
 from informer.store._indexes import NAMESPACE_INDEX, _Contents, _key_of
+
+if TYPE_CHECKING:
+    from informer.store._partition import StorePartition
 
 _COMPACT_MIN = 64
 
@@ -90,6 +94,18 @@ class _Waiters:
     _heap_dead: int
     _seq: itertools.count[int]
     _key_waiters: dict[str, list[tuple[_KeyPredicate, asyncio.Future[KubeObject | None]]]]
+    _partitions: list[StorePartition]
+
+    def _partition_of(self, namespace: str, uid: str) -> StorePartition | None:
+        """The partition whose ranges hold an object of this namespace and uid (a sharded
+        store), or None."""
+        for part in self._partitions:
+            if part.field is ShardField.UID and not uid:
+                continue
+            value = uid if part.field is ShardField.UID else namespace
+            if not part.detached and part.shards.contains(hash_value(value)):
+                return part
+        return None
 
     def _wanted_key(self, rv: str) -> tuple[int, str] | None:
         """The sort key of a wanted RV; None if it is exactly the (non-comparable) cache RV.
@@ -152,7 +168,8 @@ class _Waiters:
         kubernetes_asyncio model with ``.metadata``). With comparable RVs, waits until the cache RV
         reaches the object's RV, then returns the cached copy of that key (at that RV or newer), or
         None if the cache does not hold it by then: deleted, recreated with another uid, or not
-        matched by this cache's namespace or selectors.
+        matched by this cache's namespace or selectors. In a sharded store, the RV waited for is
+        that of the partition whose ranges hold the object, not the store's (the lowest).
 
         With opaque RVs, waits until the cache holds exactly that version of the key and returns it;
         if the object changed again before the watch delivered the write, this times out. (If the
@@ -169,7 +186,21 @@ class _Waiters:
         def same(o: KubeObject | None) -> KubeObject | None:
             return o if o is not None and (not uid or o.uid == uid) else None
 
-        if self._comparable:
+        part = self._partition_of(namespace, uid) if self._partitions else None
+        if self._comparable and part is not None:
+            # a sharded store: the write is of this partition's ranges, and a partition has seen
+            # every change of its ranges up to its own RV. The store's RV (the lowest of the
+            # partitions) is not waited for: a quiet partition's moves only with a bookmark
+            wanted = rv_sort_key(rv)  # raises InvalidResourceVersion
+
+            def seen(_: KubeObject | None) -> bool:
+                at = part._rv_key
+                return not self._comparable or part.detached or (at is not None and at >= wanted)
+
+            await self._wait_key(key, seen, timeout, rv)
+            if self._comparable:
+                return same(self._c.items.get(key))
+        elif self._comparable:
             try:
                 await self.wait_for_resource_version(rv, timeout)
                 return same(self._c.items.get(key))
