@@ -308,6 +308,41 @@ async def test_an_exact_snapshot_is_of_the_ranges_held(server: ApiServer) -> Non
         assert (await inf.reflector.list_exact(rv)).items == []
 
 
+async def test_a_controllers_catch_up_lists_only_the_ranges_of_its_sharded_informer(
+    api_server_factory: Any,
+) -> None:
+    from informer.controller import Controller, Request
+
+    server = await api_server_factory(bookmark_interval=3600.0, shard_selectors="on")
+    objs = seed(server, 12)
+    async with running_informer(server, shards=LOW) as inf:
+        # a change outside the ranges: the sharded watch does not deliver it (and no bookmark
+        # comes), so the cache has not seen the server's RV and the catch-up lists
+        outside = None
+        for i in range(64):
+            obj = server.create(CONFIGMAPS, cm(f"out-{i:02}"))
+            if not in_shards(obj, LOW):
+                outside = obj
+                break
+            objs.append(obj)
+        assert outside is not None
+        seen: list[str] = []
+
+        async def reconcile(request: Request) -> None:
+            seen.append(f"{request.namespace}/{request.name}")
+
+        before = len(server.requests)
+        with capture_logs() as logs:
+            async with Controller(reconcile, for_=inf, freshness_timeout=60.0) as ctl:
+                await ctl.wait_running(10)  # not waiting for an object outside the ranges
+                await wait_until(lambda: set(seen) == keys_in(objs, LOW))
+        assert not [e for e in logs if e["event"].startswith("controller.catch_up")]
+        lists = [r for r in server.requests[before:] if r.verb == "list"]
+        ranges = [r for r in lists if r.query.get("limit") != "1"]  # not the RV probe
+        assert ranges, "the catch-up listed"
+        assert all(selector_of(r) == LOW for r in ranges)
+
+
 @pytest.mark.parametrize(
     "info",
     ['"x"', '{"selector": 5}', "{}", "null", "[1]", '{"selector": "shardRange("}', "1e999"],

@@ -9,8 +9,9 @@ import asyncio
 from typing import Any
 
 from informer._log import describe_error
-from informer.errors import ApiError, StaleCacheError, TransportError
+from informer.errors import ApiError, ShardSelectorRejected, StaleCacheError, TransportError
 from informer.informer import Informer
+from informer.pager import list_all
 from informer.resource_version import (
     InvalidResourceVersion,
     compare_resource_versions,
@@ -28,6 +29,9 @@ async def catch_up(inf: Informer, timeout: float, log: Any) -> None:
     first: when the cache has seen the server's current RV, the full list is skipped.
     Bounded by ``timeout``; fails open (logged)."""
     log = log.bind(resource=inf.resource.group_resource)
+    shards = inf.shards
+    if shards is not None and not shards:
+        return  # a sharded informer holding no range: nothing it could be missing
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     try:
@@ -60,20 +64,29 @@ async def catch_up(inf: Informer, timeout: float, log: Any) -> None:
 
 async def _list_all(inf: Informer) -> tuple[dict[str, str], str]:
     """uid -> RV of every object in ``inf``'s selection now (a consistent, paginated list), and
-    the list's RV."""
+    the list's RV.
+
+    A sharded informer's list asks only for its ranges (its reflector's shard selector, on every
+    page): at 100,000 objects the rest of the collection is not worth reading, and an object
+    outside the ranges would be waited for in vain. A page the server did not filter (no
+    ``shardInfo``: gate off, an older server) is filtered here by the same hash, as the
+    informer's own lists are (``pager.list_all``); its RV is valid to wait for either way. A
+    server that refuses the selector is listed without it, filtered here the same way."""
     reflector = inf.reflector
-    listed: dict[str, str] = {}
-    continue_: str | None = None
-    while True:
-        page = await reflector.transport.list_page(
-            inf.resource,
-            namespace=reflector.namespace,
-            label_selector=reflector.label_selector,
-            field_selector=reflector.field_selector,
-            limit=500,
-            continue_=continue_,
-        )
-        listed.update((o.uid, o.resource_version) for o in page.items)
-        if not page.continue_:
-            return listed, page.resource_version
-        continue_ = page.continue_
+    selector = reflector.shard_selector
+    scope: dict[str, Any] = {
+        "namespace": reflector.namespace,
+        "label_selector": reflector.label_selector,
+        "field_selector": reflector.field_selector,
+        "limit": 500,
+    }
+    try:
+        result = await list_all(reflector.transport, inf.resource, shard_selector=selector, **scope)
+        items = result.items
+    except ShardSelectorRejected:
+        if selector is None:
+            raise
+        result = await list_all(reflector.transport, inf.resource, **scope)
+        ranges, field = selector.shard_set, selector.field
+        items = [o for o in result.items if ranges.contains(o.shard_hash(field))]
+    return {o.uid: o.resource_version for o in items}, result.resource_version
