@@ -158,6 +158,7 @@ class ApiServer:
         """Close every open watch and stop serving."""
         self.history.stop()
         self._activity.notify()
+        await self.http.writes.admission.close()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -187,6 +188,13 @@ class ApiServer:
     def port(self) -> int:
         self.url  # noqa: B018 - raises when not started
         return self._port
+
+    @property
+    def webhook_services(self) -> dict[tuple[str, ...], str]:
+        """Where admission webhooks given as ``clientConfig.service`` are called: ``(namespace,
+        name)`` or ``(namespace, name, port)`` -> base URL (``"https://127.0.0.1:8443"``), the
+        reference's ``path`` appended. Webhooks given by ``clientConfig.url`` need nothing."""
+        return self.http.writes.admission.services
 
     @property
     def ca_pem(self) -> bytes | None:

@@ -1,20 +1,30 @@
 """The HTTP side of writes: options from the query (and a DeleteOptions body), bodies by content
-type, patch formats, and answers with their ``Warning`` headers. The rules themselves are the
-registry's (``_registry``), the patch formats ``_patches`` and ``_registry.apply``."""
+type, patch formats, admission webhooks, and answers with their ``Warning`` headers. The rules
+themselves are the registry's (``_registry``), the patch formats ``_patches`` and
+``_registry.apply``, the webhook calls ``_admission``.
+
+A write that admission webhooks cover is done as the apiserver orders it: the write is first
+computed without storing it (decoded, defaulted, patched, validated), mutating webhooks change
+that object, the result is validated again, validating webhooks see it, and only then is it
+stored; an object changed by another write while the webhooks ran is a 409 Conflict."""
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from collections.abc import Callable
+from typing import Any, Final
 
 from aiohttp import web
 
+from informer.resource import Resource
 from informer.testing import _status as st
+from informer.testing._admission.webhooks import AdmissionWebhooks, Attributes
 from informer.testing._lifecycle.deletion import DeleteOptions
 from informer.testing._patches.json_patches import json_patch
 from informer.testing._patches.strategic import strategic_merge_patch
 from informer.testing._query.write_options import WriteOptions, parse_write_options
 from informer.testing._registry.apply import apply_patch
-from informer.testing._registry.registry import Registry
+from informer.testing._registry.registry import Registry, copy
 from informer.testing._serving.content import (
     APPLY_PATCH,
     JSON_PATCH,
@@ -32,13 +42,137 @@ from informer.testing._storage.store import Kind
 __all__ = ["WriteHandler"]
 
 Json = dict[str, Any]
+Run = Callable[[WriteOptions], tuple[Json, bool]]
+
+USER_INFO: Final[Json] = {
+    "username": "informer-test",
+    "groups": ["system:masters", "system:authenticated"],
+}
+"""Who every request is (the kubeconfig's token), as admission webhooks are told."""
+_OPTIONS_KIND: Final = {
+    "create": "CreateOptions",
+    "update": "UpdateOptions",
+    "patch": "PatchOptions",
+    "delete": "DeleteOptions",
+}
+
+
+def _options_json(verb: str, options: WriteOptions) -> Json:
+    body: Json = {"kind": _OPTIONS_KIND[verb], "apiVersion": "meta.k8s.io/v1"}
+    if options.dry_run:
+        body["dryRun"] = ["All"]
+    if options.field_manager and verb != "delete":
+        body["fieldManager"] = options.field_manager
+    if options.force:
+        body["force"] = True
+    return body
+
+
+def _dry(options: WriteOptions) -> WriteOptions:
+    return dataclasses.replace(options, dry_run=True, warnings=[])
 
 
 class WriteHandler:
-    """Answers create, update, patch and delete requests through the registry."""
+    """Answers create, update, patch and delete requests through the registry, admitted by
+    the registered admission webhooks."""
 
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
+        self.admission = AdmissionWebhooks(registry)
+
+    def _attributes(
+        self,
+        resource: Resource,
+        verb: str,
+        operation: str,
+        namespace: str | None,
+        name: str,
+        sub: str,
+        options: WriteOptions,
+    ) -> Attributes:
+        return Attributes(
+            resource,
+            sub,
+            operation,
+            self.registry.namespace_of(resource, namespace),
+            name,
+            options.dry_run,
+            _options_json(verb, options),
+            USER_INFO,
+        )
+
+    def _write(
+        self,
+        resource: Resource,
+        obj: Json,
+        operation: str,
+        name: str,
+        namespace: str | None,
+        sub: str,
+        old_rv: str | None,
+        options: WriteOptions,
+    ) -> Json:
+        """Store ``obj`` (an admitted object) by create or update."""
+        if operation == "CREATE":
+            return self.registry.create(resource, obj, namespace, options=options)
+        return self.registry.update(
+            resource, obj, name, namespace, old_rv, subresource=sub, options=options
+        )
+
+    async def _admitted(
+        self,
+        kind: Kind,
+        verb: str,
+        namespace: str | None,
+        name: str,
+        sub: str,
+        options: WriteOptions,
+        run: Run,
+    ) -> tuple[Json, bool]:
+        """``run(options)`` (the write; returns the object and whether it was created),
+        through the admission webhooks that cover it."""
+        resource = kind.resource
+        namespace = self.registry.namespace_of(resource, namespace)
+        operations = ["CREATE"] if verb == "create" else ["UPDATE"]
+        if verb == "patch" and options.apply:
+            operations.append("CREATE")  # an apply creates what is missing
+        if not any(
+            self.admission.interested(
+                self._attributes(resource, verb, op, namespace, name, sub, options)
+            )
+            for op in operations
+        ):
+            return run(options)
+        old = None if verb == "create" else self.registry.get(resource, name, namespace)
+        old_rv = old["metadata"].get("resourceVersion") if old is not None else None
+        candidate, created = run(_dry(options))
+        operation = "CREATE" if verb == "create" or created else "UPDATE"
+        if operation == "CREATE":
+            old, old_rv = None, None
+        name = str(candidate["metadata"].get("name") or name)
+        attrs = self._attributes(resource, verb, operation, namespace, name, sub, options)
+        given = copy(candidate)
+        if operation == "CREATE":  # system fields are set after mutating admission
+            for field in ("uid", "creationTimestamp", "generation"):
+                given["metadata"].pop(field, None)
+        mutated = await self.admission.admit(attrs, given, old, options.warnings, mutating=True)
+        assert mutated is not None
+        changed = mutated != given
+        final = candidate
+        if changed:
+            final = self._write(
+                resource, mutated, operation, name, namespace, sub, old_rv, _dry(options)
+            )
+        await self.admission.admit(attrs, final, old, options.warnings, mutating=False)
+        if operation == "UPDATE":
+            current = self.registry.get(resource, name, namespace)
+            if (current or {}).get("metadata", {}).get("resourceVersion") != old_rv:
+                raise st.conflict(resource, name)
+            if not changed:
+                return run(options)
+        body = mutated if changed else candidate
+        written = self._write(resource, body, operation, name, namespace, sub, old_rv, options)
+        return written, operation == "CREATE"
 
     @staticmethod
     def options(
@@ -64,7 +198,14 @@ class WriteHandler:
         options.duplicate_fields = duplicate_fields(await request.read())
         if not isinstance(body, dict):
             raise st.bad_request("the request body must be a JSON object")
-        created = self.registry.create(kind.resource, body, namespace, options=options)
+        meta = body.get("metadata")
+        name = str(meta.get("name") or "") if isinstance(meta, dict) else ""
+        given: Json = body
+
+        def run(opts: WriteOptions) -> tuple[Json, bool]:
+            return self.registry.create(kind.resource, given, namespace, options=opts), True
+
+        created, _ = await self._admitted(kind, "create", namespace, name, "", options, run)
         return respond(request, encode(created), 201, warnings=options.warnings)
 
     async def update(
@@ -78,15 +219,21 @@ class WriteHandler:
         meta = body.get("metadata") or {}
         if meta.get("name") and meta["name"] != name:
             raise st.bad_request("the name of the object does not match the name on the URL")
-        updated = self.registry.update(
-            kind.resource,
-            body,
-            name,
-            namespace,
-            subresource=sub,
-            options=options,
-            conditional=True,
-        )
+        given: Json = body
+
+        def run(opts: WriteOptions) -> tuple[Json, bool]:
+            updated = self.registry.update(
+                kind.resource,
+                given,
+                name,
+                namespace,
+                subresource=sub,
+                options=opts,
+                conditional=True,
+            )
+            return updated, False
+
+        updated, _ = await self._admitted(kind, "update", namespace, name, sub, options, run)
         return respond(request, encode(updated), warnings=options.warnings)
 
     async def patch(
@@ -99,45 +246,62 @@ class WriteHandler:
             # custom resources have no patch merge keys: the apiserver does not offer it
             raise st.unsupported_media_type(ctype, [JSON_PATCH, MERGE_PATCH, APPLY_PATCH])
         body = await decode_body(request, PATCH_TYPES)
-        code = 200
+        run: Run
         if ctype == JSON_PATCH:
             if not isinstance(body, list):
                 raise st.bad_request("a JSON patch must be a list of operations")
             ops = body
-            result = registry.patch(
-                resource,
-                name,
-                namespace,
-                lambda cur: json_patch(cur, ops),
-                None,
-                subresource=sub,
-                options=options,
-            )
+
+            def run(opts: WriteOptions) -> tuple[Json, bool]:
+                patched = registry.patch(
+                    resource,
+                    name,
+                    namespace,
+                    lambda cur: json_patch(cur, ops),
+                    None,
+                    subresource=sub,
+                    options=opts,
+                )
+                return patched, False
+
         elif ctype == APPLY_PATCH:
             if not isinstance(body, dict):
                 raise st.bad_request("an apply patch must be an object")
-            result, created = apply_patch(registry, kind, name, namespace, body, options, sub)
-            code = 201 if created else 200
+            applied: Json = body
+
+            def run(opts: WriteOptions) -> tuple[Json, bool]:
+                return apply_patch(registry, kind, name, namespace, applied, opts, sub)
+
         else:
             if not isinstance(body, dict):
                 raise st.bad_request("a merge patch must be a JSON object")
             patch: Json = body
             precondition = (patch.get("metadata") or {}).get("resourceVersion")
             if ctype == STRATEGIC_PATCH:
-                result = registry.patch(
-                    resource,
-                    name,
-                    namespace,
-                    lambda cur: strategic_merge_patch(resource, cur, patch),
-                    precondition,
-                    subresource=sub,
-                    options=options,
-                )
+
+                def run(opts: WriteOptions) -> tuple[Json, bool]:
+                    patched = registry.patch(
+                        resource,
+                        name,
+                        namespace,
+                        lambda cur: strategic_merge_patch(resource, cur, patch),
+                        precondition,
+                        subresource=sub,
+                        options=opts,
+                    )
+                    return patched, False
+
             else:
                 assert ctype == MERGE_PATCH
-                result = registry.merge_patch(
-                    resource, name, patch, namespace, subresource=sub, options=options
-                )
+
+                def run(opts: WriteOptions) -> tuple[Json, bool]:
+                    patched = registry.merge_patch(
+                        resource, name, patch, namespace, subresource=sub, options=opts
+                    )
+                    return patched, False
+
+        result, created = await self._admitted(kind, "patch", namespace, name, sub, options, run)
+        code = 201 if created else 200
         return respond(request, encode(result), code, warnings=options.warnings)
 
     async def delete(
@@ -154,6 +318,12 @@ class WriteHandler:
         )
         options = DeleteOptions.parse(query, body)
         resource = kind.resource
+        attrs = self._attributes(resource, "delete", "DELETE", namespace, name, "", write)
+        if self.admission.interested(attrs):
+            old = self.registry.get(resource, name, attrs.namespace)
+            if old is not None:
+                for mutating in (True, False):
+                    await self.admission.admit(attrs, None, old, write.warnings, mutating=mutating)
         deleted = self.registry.delete(resource, name, namespace, options=options, write=write)
         if not deleted["metadata"].get("deletionTimestamp"):
             deleted = self.registry.strategy(resource).delete_response(deleted)
