@@ -189,9 +189,16 @@ class FaultSchedule:
     them by kind."""
 
     def __init__(
-        self, server: ApiServer, interval: float, *, idle_timeout: float, seed: int = 0
+        self,
+        server: ApiServer,
+        interval: float,
+        *,
+        idle_timeout: float,
+        seed: int = 0,
+        resource: str | None = None,
     ) -> None:
         self.server = server
+        self.resource = resource  # only requests for this resource (plural), else any
         self.interval = interval
         self.idle_timeout = idle_timeout
         self.random = random.Random(seed + 1)
@@ -209,7 +216,13 @@ class FaultSchedule:
 
     def fault(self, kind: str) -> Fault:
         """A new rule of ``kind`` (one of ``KINDS``), its numbers drawn from the schedule's
-        random generator."""
+        random generator, for ``resource`` if the schedule has one."""
+        fault = self._fault(kind)
+        if self.resource is not None:
+            fault.resource = self.resource
+        return fault
+
+    def _fault(self, kind: str) -> Fault:
         r = self.random
         if kind == "watch dropped":
             return Fault(verb="watch", close_after_events=r.randint(1, 20))

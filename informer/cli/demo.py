@@ -48,7 +48,7 @@ from informer.objects import KubeObject
 from informer.reflector import ReflectorOptions
 from informer.resource import CONFIGMAPS, LEASES, SECRETS
 from informer.store import Compression
-from informer.testing import PERSONALITIES, ApiServer
+from informer.testing import PERSONALITIES, ApiServer, ShardSelectorMode
 
 _PROG = "informer demo"
 _IDLE_TIMEOUT = 2.0
@@ -147,6 +147,24 @@ def register(commands: Any, help: str) -> None:
         default=2.0,
         metavar="SECONDS",
         help="period of the plain lines when the output is not a terminal (default: %(default)s)",
+    )
+    demo.add_argument(
+        "--replicas",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="with 2 or more: N replicas of a sharded controller in this process share "
+        "--objects parents through Leases (informer.ring), reconciling them into children; one "
+        "is killed at 35%% of the run without releasing anything and one added at 60%%; the "
+        "run ends with the ring's checks (default: %(default)s, the shared informers demo)",
+    )
+    demo.add_argument(
+        "--shard-selectors",
+        choices=[m.value for m in ShardSelectorMode],
+        default=ShardSelectorMode.ON.value,
+        help="how the server treats shardSelector: on (a v1.36 server with the gate on), off "
+        "(ignores it: the replicas filter by themselves), no-watch-cache (filters lists, not "
+        "watches) (default: %(default)s)",
     )
     # testing aids: make a cache diverge (the check must fail); keep serving metrics afterwards
     demo.add_argument("--diverge", action="store_true", help=argparse.SUPPRESS)
@@ -327,15 +345,26 @@ async def _main(args: argparse.Namespace) -> int:
         compaction_window=args.compaction_window,
         bookmark_interval=1.0,
         too_large_wait=0.5,
+        shard_selectors=args.shard_selectors,
     )
+    if args.replicas > 1:
+        from informer.cli._ring_demo import run_replicas
+
+        async with server:
+            return await run_replicas(args, server, _console())
     async with server, server.api_client() as api:
         return await _run(args, server, api)
 
 
-async def _run(args: argparse.Namespace, server: ApiServer, api: Any) -> int:
+def _console() -> Console:
     console = Console()
     if not console.is_terminal:
         console = Console(soft_wrap=True)  # whole lines for logs and pipes
+    return console
+
+
+async def _run(args: argparse.Namespace, server: ApiServer, api: Any) -> int:
+    console = _console()
     demo = _Demo(args, server, api)
     demo.workload.seed_objects(args.objects)
     if args.metrics_port is not None:

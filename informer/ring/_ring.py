@@ -199,6 +199,17 @@ class Ring:
             ElectionState.LEADING: RingState.MEMBER,
         }[self._lease.state]
 
+    @property
+    def release_on_cancel(self) -> bool:
+        """Whether cancelling ``run`` stops every range gracefully and deletes the Lease (the
+        default: a clean shutdown). False leaves the Lease as it was, like a crashed process,
+        so the others take its ranges only once it expired (a demo, a test of the takeover)."""
+        return self._lease.release_on_cancel
+
+    @release_on_cancel.setter
+    def release_on_cancel(self, value: bool) -> None:
+        self._lease.release_on_cancel = value
+
     def attach(self, participant: Participant) -> None:
         """Drive ``participant`` from now on (attach informers before the controllers that read
         them: they are prepared in this order and stopped in the reverse one)."""
