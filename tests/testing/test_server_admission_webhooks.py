@@ -16,7 +16,6 @@ import pytest
 from aiohttp import web
 
 from informer.testing import ApiServer
-from informer.testing._admission.webhooks import MUTATING, VALIDATING
 from informer.testing._tls.certificates import CertificateAuthority
 
 Json = dict[str, Any]
@@ -83,9 +82,6 @@ async def webhook() -> AsyncIterator[Webhook]:
 @pytest.fixture
 async def server() -> AsyncIterator[ApiServer]:
     async with ApiServer() as server:
-        for kind in (MUTATING, VALIDATING):
-            if server.registry.lookup(kind.group, kind.version, kind.plural) is None:
-                server.register(kind)
         yield server
 
 

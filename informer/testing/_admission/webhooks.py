@@ -49,6 +49,8 @@ import msgspec
 from informer.resource import NAMESPACES, Resource
 from informer.testing import _status as st
 from informer.testing._admission.matching import Attributes, matches_rules, selector_matches
+from informer.testing._catalog.specs import MUTATINGWEBHOOKS as MUTATING
+from informer.testing._catalog.specs import VALIDATINGWEBHOOKS as VALIDATING
 from informer.testing._patches.json_patches import json_patch
 from informer.testing._registry.registry import Registry
 
@@ -56,17 +58,7 @@ __all__ = ["MUTATING", "VALIDATING", "AdmissionWebhooks", "Attributes"]
 
 Json = dict[str, Any]
 
-_GROUP = "admissionregistration.k8s.io"
-MUTATING = Resource(
-    _GROUP, "v1", "mutatingwebhookconfigurations", "MutatingWebhookConfiguration", namespaced=False
-)
-VALIDATING = Resource(
-    _GROUP,
-    "v1",
-    "validatingwebhookconfigurations",
-    "ValidatingWebhookConfiguration",
-    namespaced=False,
-)
+_GROUP = MUTATING.group
 _NOT_ADMITTED = frozenset({_GROUP})
 """Groups whose objects no webhook is called for (a webhook cannot lock itself in)."""
 _DRY_RUN_SAFE = ("None", "NoneOnDryRun")
