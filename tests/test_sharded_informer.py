@@ -408,3 +408,38 @@ async def test_a_write_is_read_back_while_another_lane_is_quiet() -> None:
                 written = server.create(CONFIGMAPS, cm(f"written-{i}"))
                 held = await inf.store.wait_for_write(written, timeout=10)
                 assert held is not None and held.uid == written["metadata"]["uid"]
+
+
+async def test_a_controller_reconciles_again_after_its_write_while_another_lane_is_quiet() -> None:
+    # as above: bookmarks every minute, a second lane of ranges that see no change
+    from informer import Client, Controller
+    from informer.controller import Request
+
+    async with ApiServer(shard_selectors="on") as server:
+        reconciled: list[str] = []
+        async with running_informer(server, shards=LOW) as inf:
+            inf.set_shards(LOW | HIGH)
+            await inf.reflector.lanes_synced.wait()  # type: ignore[attr-defined]
+            api = server.api_client()
+            try:
+                client = Client(api)
+
+                async def mark(request: Request) -> None:
+                    obj = inf.store.get(request.name, request.namespace)
+                    assert obj is not None
+                    reconciled.append(obj["data"]["step"])
+                    if obj["data"]["step"] == "1":  # its own write: the next one must see it
+                        patch = {"metadata": {"annotations": {"seen": "1"}}}
+                        await client.patch(
+                            CONFIGMAPS, request.name, patch, namespace=request.namespace
+                        )
+
+                ctl = Controller(mark, for_=inf, client=client, catch_up=False)
+                async with ctl:
+                    server.create(CONFIGMAPS, {**cm("target"), "data": {"step": "1"}})
+                    await wait_until(lambda: ctl.statistics().writes_tracked == 1)
+                    server.patch(CONFIGMAPS, "target", {"data": {"step": "2"}}, "default")
+                    await wait_until(lambda: reconciled[-1:] == ["2"])
+                    assert ctl.statistics().stale_skips == 0
+            finally:
+                await api.close()

@@ -50,6 +50,9 @@ class _Pending:
 
     rv: str | None = None  # the highest RV written
     deleted: dict[str, str] = field(default_factory=dict)  # uid -> name
+    # (name, namespace, uid) -> the highest RV written of it: a sharded informer's store waits
+    # for the partition that holds the object, not for its lowest partition (a quiet one)
+    written: dict[tuple[str, str, str], str] = field(default_factory=dict)
 
 
 def can_hold(inf: Informer, record: WriteRecord) -> bool:
@@ -107,8 +110,13 @@ class WriteTracker:
             if record.deleted:
                 if record.uid:
                     pending.deleted[record.uid] = record.name
-            elif rv and (pending.rv is None or compare_resource_versions(rv, pending.rv) > 0):
-                pending.rv = rv
+            elif rv:
+                if pending.rv is None or compare_resource_versions(rv, pending.rv) > 0:
+                    pending.rv = rv
+                obj = (record.name, record.namespace or "", record.uid or "")
+                before = pending.written.get(obj)
+                if before is None or compare_resource_versions(rv, before) > 0:
+                    pending.written[obj] = rv
 
     async def wait_fresh(self, key: object, timeout: float) -> bool:
         """True when the caches have seen every write of ``key`` (then forgotten), False when
@@ -120,7 +128,14 @@ class WriteTracker:
         deadline = loop.time() + timeout
         for inf, pending in list(writes.items()):
             try:
-                if pending.rv is not None:
+                if pending.rv is not None and inf.store.partitions:
+                    for (name, namespace, uid), rv in pending.written.items():
+                        meta = {"name": name, "namespace": namespace, "uid": uid}
+                        await inf.store.wait_for_write(
+                            {"metadata": {**meta, "resourceVersion": rv}},
+                            max(0.0, deadline - loop.time()),
+                        )
+                elif pending.rv is not None:
                     await inf.wait_for_resource_version(
                         pending.rv, max(0.0, deadline - loop.time())
                     )
