@@ -14,10 +14,13 @@ over ``api``; ``informer(...)`` and ``controller(...)`` (or ``add``) give it the
 4. on SIGTERM or SIGINT (``run``), ``stop()``, leaving ``async with`` or cancelling ``run``:
    stops gracefully, in this order: the controllers take no new key, reconciles in flight finish
    (each controller's ``shutdown_timeout``), the Lease is released (a standby takes over at its
-   next retry, not after the Lease expires), the informers stop, the server stops, the API client
-   is closed. The whole stop is bounded by ``shutdown_timeout`` (25 s: within Kubernetes'
-   default ``terminationGracePeriodSeconds``, 30 s, after which the kubelet kills); what is left
-   then is cut (keep each controller's ``shutdown_timeout`` below it: a warning says when not).
+   next retry, not after the Lease expires), the informers stop, the event recorders write what
+   they hold (``event_recorder``), the server stops, the API client is closed. The whole stop
+   is bounded by ``shutdown_timeout`` (25 s: within Kubernetes' default
+   ``terminationGracePeriodSeconds``, 30 s, after which the kubelet kills); what is left then is
+   cut (keep each controller's ``shutdown_timeout`` below it: a warning says when not; event
+   writes still pending then fail on the closed client, or, with ``close_client=False``, go on
+   in the background).
    A second signal exits the process at once (status 1).
 
 ``run()`` returns once stopped (so ``asyncio.run(main())`` exits 0); if a controller or the
@@ -29,6 +32,11 @@ longer is logged, with where it is blocked, by the watchdog's thread); ``/readyz
 every informer has synced and, where this replica leads (or without election), every controller
 has started (synced and caught up); a standby replica is ready. ``add_health_check`` and
 ``add_ready_check`` add the application's own.
+
+``event_recorder(name)`` is the ``EventRecorder`` of a reporting controller (controller-runtime's
+``GetEventRecorderFor``): it writes ``events.k8s.io/v1`` Events through the manager's ``client``,
+one recorder per name (its aggregation and rate limits shared by every caller of that name), and
+is closed by the stop, so an event recorded by a reconcile finishing during the stop is written.
 
 ``add_runnable(fn)`` runs a coroutine function of your own alongside (controller-runtime's
 ``Runnable``): in every replica once synced, or during each term (``needs_leader``); it is
@@ -47,6 +55,7 @@ from typing import Any, Self
 from informer._log import describe_error, get_logger
 from informer.client import Client
 from informer.controller import Controller, Mapper, Reconcile
+from informer.event_recorder import EventRecorder
 from informer.informer import Informer, SharedInformerFactory
 from informer.leader_election import LeaderElector
 from informer.manager._endpoints import Check, Endpoints
@@ -127,6 +136,8 @@ class Manager:
         self._endpoints: Endpoints | None = None
         self._work: asyncio.Task[None] | None = None
         self._runnables: list[_Runnable] = []
+        self._recorders: dict[str, EventRecorder] = {}  # by reporting controller
+        self._recorders_closed = False  # the stop closed them: no new one
         self._leader_tasks: list[asyncio.Task[None]] = []  # controllers, leader runnables
         self._runnable_tasks: list[asyncio.Task[None]] = []  # runnables of every replica
         self._leading = False  # controllers run in this replica (a term, or no election)
@@ -187,6 +198,35 @@ class Manager:
                 raise TypeError(f"cannot run a {type(part).__name__}")
             if part not in bucket:
                 bucket.append(part)
+
+    def event_recorder(
+        self, reporting_controller: str, *, reporting_instance: str | None = None, **options: Any
+    ) -> EventRecorder:
+        """The ``EventRecorder`` of ``reporting_controller`` (e.g. ``example.com/mirror``),
+        writing through the manager's ``client`` (controller-runtime's ``GetEventRecorderFor``).
+        One per name: the first call makes it (``reporting_instance``, default
+        ``<controller>-<hostname>``, and the ``EventRecorder`` options), later calls return it.
+        The manager's stop closes it after the controllers and runnables stopped and before the
+        API client closes: what it holds is written (within ``shutdown_timeout``)."""
+        if self._recorders_closed:
+            raise RuntimeError("the manager has stopped: no event would be written")
+        recorder = self._recorders.get(reporting_controller)
+        if recorder is None:
+            recorder = EventRecorder(
+                self.client,
+                reporting_controller,
+                reporting_instance=reporting_instance,
+                **options,
+            )
+            self._recorders[reporting_controller] = recorder
+        elif options or (
+            reporting_instance is not None and reporting_instance != recorder.reporting_instance
+        ):
+            raise ValueError(
+                f"the event recorder of {reporting_controller!r} is made already: its options "
+                "are those of the first call"
+            )
+        return recorder
 
     def add_runnable(
         self,
@@ -334,6 +374,7 @@ class Manager:
         """Stop gracefully (see the module docstring); every caller returns once stopped."""
         if self._state is ManagerState.NEW:
             self._state = ManagerState.STOPPED
+            await self._close_recorders(self.shutdown_timeout)  # used before any start
             return
         self.request_stop()
         if self._stopping is None:
@@ -421,12 +462,15 @@ class Manager:
     async def _shutdown(self) -> None:
         self._state = ManagerState.STOPPING
         self._log.info("manager.stopping", reason=self._stop_reason)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.shutdown_timeout
         graceful = asyncio.create_task(self._stop_parts(), name="informer-manager-graceful")
         done, _ = await asyncio.wait([graceful], timeout=self.shutdown_timeout)
         if not done:
             await self._cut(graceful)
         elif (exc := graceful.exception()) is not None and self._failure is None:
             self._failure = exc
+        closing = await self._close_recorders(max(0.0, deadline - loop.time()))
         try:
             if self._endpoints is not None:
                 await self._endpoints.stop()
@@ -434,9 +478,27 @@ class Manager:
             await self.watchdog.stop()
             if self.close_client:
                 await self.api.close()
+                if closing:  # their last writes fail at once on the closed client
+                    await asyncio.wait(closing)
         finally:
             self._state = ManagerState.STOPPED
             self._log.info("manager.stopped", failed=self._failure is not None)
+
+    async def _close_recorders(self, timeout: float) -> set[asyncio.Task[None]]:
+        """Close the event recorders (their pending writes and series counts written), after
+        every part that records stopped and before the client closes; returns the closes still
+        running after ``timeout`` (the rest of ``shutdown_timeout``), logged."""
+        self._recorders_closed = True
+        if not self._recorders:
+            return set()
+        closing = {
+            asyncio.create_task(r.aclose(), name=f"informer-manager-events-{name}")
+            for name, r in self._recorders.items()
+        }
+        _, pending = await asyncio.wait(closing, timeout=timeout)
+        if pending:
+            self._log.error("manager.event_recorders_cut", recorders=len(pending))
+        return pending
 
     async def _cut(self, graceful: asyncio.Task[None]) -> None:
         """``shutdown_timeout`` passed: cut what is left. The Lease is not released: a reconcile
