@@ -233,15 +233,16 @@ class Fleet:
 class Writers:
     """Users changing parents (a new value, one more child) while the replicas reconcile."""
 
-    def __init__(self, server: ApiServer) -> None:
+    def __init__(self, server: ApiServer, parents: int = PARENTS) -> None:
         self.client = Client(server.api_client(), field_manager="users")
+        self.parents = parents
         self.rnd = random.Random(7)
         self.pending: list[asyncio.Task[Any]] = []
         self.writes = 0
 
     def burst(self, count: int = 3) -> None:
         for _ in range(count):
-            i = self.rnd.randrange(PARENTS)
+            i = self.rnd.randrange(self.parents)
             self.writes += 1
             replicas = str(self.rnd.randint(1, 3))
             patch = {"data": {"value": f"v{self.writes}", "replicas": replicas}}
@@ -278,6 +279,27 @@ async def fleet(api_server: ApiServer, sharded: bool) -> AsyncIterator[Fleet]:
         yield f
     finally:
         await f.close()
+
+
+def caches_within_their_share(f: Fleet, tolerance: float = 0.2) -> dict[str, float]:
+    """Each replica caches (sharded parents) or reconciles (parents cached whole) the parents
+    of its share of the space within ``tolerance`` (relative) of that share's part of all
+    parents; returns each replica's relative deviation."""
+    parents = [
+        p["metadata"]["uid"]
+        for p in f.server.list_objects(CONFIGMAPS, NS)
+        if p["metadata"]["labels"].get("role") == "parent"
+    ]
+    deviations = {}
+    for name, r in f.replicas.items():
+        expected = r.ring.acting.share * len(parents)
+        if f.sharded:
+            held = len(r.informers[0].store)
+        else:
+            held = sum(r.ring.acting.contains(hash_value(u)) for u in parents)
+        deviations[name] = (held - expected) / expected
+    assert all(abs(d) <= tolerance for d in deviations.values()), deviations
+    return deviations
 
 
 def caches_hold_their_ranges(f: Fleet) -> None:
