@@ -117,17 +117,22 @@ class ReplicasDemo:
     async def observe(self) -> None:
         """Look at the ring every 0.1 s (it has no event to await across members)."""
         while True:
-            self.fleet.note_cover()
             self.watch_ring()
+            self.fleet.note_cover()
             self.ticked.set()
             await asyncio.sleep(0.1)
 
     def watch_ring(self) -> None:
         """Note ranges taken over and handovers finished since the last look."""
+        dead_ranges_open = (
+            self.fleet.world.crashed is not None and self.fleet.world.covered_at is None
+        )
         for r in self.fleet.live():
             s = r.ring.statistics()
             seen = self._seen.get(r.name, (0, 0))
-            if s.taken_over > seen[0]:
+            # (later takeovers count ranges a dead member's Lease still claims, until collected,
+            # though a live member held them since)
+            if s.taken_over > seen[0] and dead_ranges_open:
                 self.say(f"{r.name} took over a dead member's ranges (now {s.acting:.0%})")
             if s.handover.count > seen[1]:
                 self.say(f"{r.name} holds its target {s.target:.0%} ({s.handover.max:.1f}s)")

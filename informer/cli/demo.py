@@ -161,10 +161,10 @@ def register(commands: Any, help: str) -> None:
     demo.add_argument(
         "--shard-selectors",
         choices=[m.value for m in ShardSelectorMode],
-        default=ShardSelectorMode.ON.value,
+        default=None,
         help="how the server treats shardSelector: on (a v1.36 server with the gate on), off "
         "(ignores it: the replicas filter by themselves), no-watch-cache (filters lists, not "
-        "watches) (default: %(default)s)",
+        "watches) (default: the personality's, on for modern)",
     )
     # testing aids: make a cache diverge (the check must fail); keep serving metrics afterwards
     demo.add_argument("--diverge", action="store_true", help=argparse.SUPPRESS)
