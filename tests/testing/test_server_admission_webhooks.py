@@ -5,6 +5,7 @@ over HTTPS with a certificate of a self-signed CA given as ``caBundle``."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 from collections.abc import AsyncIterator
@@ -62,6 +63,26 @@ class Webhook:
             {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": answer}
         )
 
+    async def hang(self, request: web.Request) -> web.Response:
+        self.reviews.append(await request.json())
+        await asyncio.Event().wait()  # never answers; cancelled when the caller gives up
+        raise AssertionError("unreachable")
+
+    async def relabel(self, request: web.Request) -> web.Response:
+        """A second mutating webhook: adds ``second: yes`` (the first is then reinvoked)."""
+        review = await request.json()
+        self.reviews.append(review)
+        ops = [{"op": "add", "path": "/metadata/labels/second", "value": "yes"}]
+        answer = {
+            "uid": review["request"]["uid"],
+            "allowed": True,
+            "patchType": "JSONPatch",
+            "patch": base64.b64encode(json.dumps(ops).encode()).decode(),
+        }
+        return web.json_response(
+            {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": answer}
+        )
+
 
 @pytest.fixture
 async def webhook() -> AsyncIterator[Webhook]:
@@ -70,7 +91,9 @@ async def webhook() -> AsyncIterator[Webhook]:
     app = web.Application()
     app.router.add_post("/mutate", hook.mutate)
     app.router.add_post("/validate", hook.validate)
-    runner = web.AppRunner(app, access_log=None)
+    app.router.add_post("/hang", hook.hang)
+    app.router.add_post("/relabel", hook.relabel)
+    runner = web.AppRunner(app, access_log=None, handler_cancellation=True, shutdown_timeout=1.0)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=ca.issue().server_context())
     await site.start()
@@ -280,3 +303,44 @@ async def test_service_references_are_called_through_webhook_services(
         code, status, _ = await post(session, server, cm("via-service", forbidden="z"))
     assert code == 422
     assert status["message"].endswith("denied the request: forbidden is z")
+
+
+async def test_a_webhook_past_its_timeout_fails_the_request(
+    server: ApiServer, webhook: Webhook
+) -> None:
+    client = {"url": f"{webhook.url}/hang", "caBundle": webhook.ca_bundle}
+    server.seed(
+        [
+            configuration(
+                "ValidatingWebhookConfiguration", "slow.example.com", client, timeoutSeconds=1
+            )
+        ]
+    )
+    async with aiohttp.ClientSession() as session:
+        code, status, _ = await post(session, server, cm("timed-out"))
+    assert code == 500
+    assert status["message"].endswith(
+        f'Post "{webhook.url}/hang?timeout=1s": context deadline exceeded'
+    )
+
+
+async def test_server_side_apply_creates_are_mutated_and_mutators_reinvoked_if_needed(
+    server: ApiServer, webhook: Webhook
+) -> None:
+    first, _ = both(webhook, reinvocationPolicy="IfNeeded")
+    second = configuration(
+        "MutatingWebhookConfiguration",
+        "second.example.com",
+        {"url": f"{webhook.url}/relabel", "caBundle": webhook.ca_bundle},
+    )
+    server.seed([first, second])
+    url = f"{server.url}/api/v1/namespaces/default/configmaps/applied?fieldManager=test"
+    headers = {"Content-Type": "application/apply-patch+yaml"}
+    async with aiohttp.ClientSession() as session:
+        async with session.patch(url, data=json.dumps(cm("applied")), headers=headers) as answer:
+            assert answer.status == 201
+            applied = await answer.json()
+    assert applied["metadata"]["labels"] == {"mutated": "yes", "second": "yes"}
+    operations = [r["request"]["operation"] for r in webhook.reviews]
+    assert operations == ["CREATE", "CREATE", "CREATE"]  # first, second, first again
+    assert webhook.reviews[0]["request"]["options"]["kind"] == "PatchOptions"
