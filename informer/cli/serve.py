@@ -97,7 +97,7 @@ def register(commands: Any, help: str) -> None:
     serve.add_argument(
         "--tls",
         action="store_true",
-        help="serve HTTPS with a self-signed CA (written into --kubeconfig) instead of HTTP",
+        help="serve HTTPS with a self-signed CA, written into --kubeconfig (default: plain HTTP)",
     )
     serve.add_argument(
         "--kubeconfig",
