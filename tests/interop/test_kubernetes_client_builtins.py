@@ -224,3 +224,18 @@ def test_kubectl_auth_can_i_and_delete_by_label(kubectl: Kubectl, namespace: str
     ]
     left = kubectl.json("get", "cm", "-n", namespace)
     assert [i["metadata"]["name"] for i in left["items"]] == ["c"]
+
+
+def test_kubectl_scale_and_the_typed_scale_api(
+    api: client.ApiClient, kubectl: Kubectl, namespace: str
+) -> None:
+    apps = client.AppsV1Api(api)
+    apps.create_namespaced_deployment(
+        namespace,
+        {"metadata": {"name": "web"}, "spec": {"selector": SELECTOR, "template": TEMPLATE}},
+    )
+    kubectl("scale", "deployment/web", "--replicas=3", "-n", namespace)
+    scale = apps.read_namespaced_deployment_scale("web", namespace)
+    assert (scale.spec.replicas, scale.status.selector) == (3, "app=typed")
+    apps.patch_namespaced_deployment_scale("web", namespace, {"spec": {"replicas": 5}})
+    assert apps.read_namespaced_deployment("web", namespace).spec.replicas == 5

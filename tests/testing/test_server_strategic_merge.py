@@ -14,6 +14,14 @@ from .server_helpers import Client
 
 pytestmark = pytest.mark.asyncio
 
+CONTAINER_DEFAULTS = {
+    "resources": {},
+    "terminationMessagePath": "/dev/termination-log",
+    "terminationMessagePolicy": "File",
+    "imagePullPolicy": "IfNotPresent",
+}
+"""What the apiserver's defaulters add to a container with a tagged image."""
+
 POD_PATH = "/api/v1/namespaces/default/pods/p"
 SMP = "application/strategic-merge-patch+json"
 
@@ -68,14 +76,17 @@ async def test_containers_merge_by_name_and_env_ports_mounts_by_their_keys(
         },
     )
     app, sidecar = patched["spec"]["containers"]
-    assert sidecar == {"name": "sidecar", "image": "side:1"}
+    assert sidecar == {"name": "sidecar", "image": "side:1", **CONTAINER_DEFAULTS}
     assert app["image"] == "app:2"
     assert app["env"] == [
         {"name": "A", "value": "1"},
         {"name": "B", "value": "3"},
         {"name": "C", "value": "4"},
     ]
-    assert app["ports"] == [{"containerPort": 80}, {"containerPort": 443, "name": "https"}]
+    assert app["ports"] == [
+        {"containerPort": 80, "protocol": "TCP"},
+        {"containerPort": 443, "name": "https", "protocol": "TCP"},
+    ]
     assert app["volumeMounts"] == [{"name": "v", "mountPath": "/data", "readOnly": True}]
 
 
@@ -92,7 +103,9 @@ async def test_patch_directives_delete_replace_and_order(
         client,
         {"spec": {"containers": [{"$patch": "replace"}, {"name": "only", "image": "o:1"}]}},
     )
-    assert replaced["spec"]["containers"] == [{"name": "only", "image": "o:1"}]
+    assert replaced["spec"]["containers"] == [
+        {"name": "only", "image": "o:1", **CONTAINER_DEFAULTS}
+    ]
     ordered = await smp(
         api_server,
         client,
@@ -139,7 +152,9 @@ async def test_retain_keys_replaces_a_volume_source(api_server: ApiServer, clien
             }
         },
     )
-    assert patched["spec"]["volumes"] == [{"name": "v", "configMap": {"name": "cm"}}]
+    assert patched["spec"]["volumes"] == [
+        {"name": "v", "configMap": {"name": "cm", "defaultMode": 420}}
+    ]
 
 
 async def test_a_list_item_without_its_merge_key_is_refused(

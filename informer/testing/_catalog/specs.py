@@ -208,6 +208,10 @@ def _builtin(resource: Resource, **kwargs: Any) -> ResourceSpec:
     return ResourceSpec(resource, **kwargs)
 
 
+_BUILTIN_SCALE: Final = ScalePaths("spec.replicas", "status.replicas", "spec.selector")
+"""The ``/scale`` of Deployments, StatefulSets, ReplicaSets and ReplicationControllers: their
+``spec.selector`` (a LabelSelector, or a map for ReplicationControllers) shown as a string."""
+
 _WORKLOAD: Final[Json] = {
     "categories": ("all",),
     "status_subresource": True,
@@ -278,6 +282,7 @@ BUILTIN_SPECS: Final[tuple[ResourceSpec, ...]] = (
     ),
     _builtin(
         DEPLOYMENTS,
+        scale=_BUILTIN_SCALE,
         short_names=("deploy",),
         columns=(
             NAME_COLUMN,
@@ -290,6 +295,7 @@ BUILTIN_SPECS: Final[tuple[ResourceSpec, ...]] = (
     ),
     _builtin(
         STATEFULSETS,
+        scale=_BUILTIN_SCALE,
         short_names=("sts",),
         columns=(NAME_COLUMN, Column("Ready", "string", "@ready-of-replicas"), AGE_COLUMN),
         **_WORKLOAD,
@@ -310,6 +316,7 @@ BUILTIN_SPECS: Final[tuple[ResourceSpec, ...]] = (
     ),
     _builtin(
         REPLICASETS,
+        scale=_BUILTIN_SCALE,
         short_names=("rs",),
         columns=(
             NAME_COLUMN,
@@ -333,6 +340,7 @@ BUILTIN_SPECS: Final[tuple[ResourceSpec, ...]] = (
     ),
     _builtin(
         REPLICATIONCONTROLLERS,
+        scale=_BUILTIN_SCALE,
         short_names=("rc",),
         columns=(
             NAME_COLUMN,

@@ -21,7 +21,14 @@ import msgspec
 from informer.resource import NAMESPACES, PODS, SERVICEACCOUNTS, Resource
 from informer.testing import _status as st
 from informer.testing._catalog import crd as _crd
-from informer.testing._catalog.specs import BUILTIN_SPECS, CRDS, SERVICES, ResourceSpec, spec_for
+from informer.testing._catalog.specs import (
+    BUILTIN_SPECS,
+    CRDS,
+    JOBS,
+    SERVICES,
+    ResourceSpec,
+    spec_for,
+)
 from informer.testing._lifecycle.controllers import Controllers, default_service_account
 from informer.testing._lifecycle.deletion import (
     INITIAL_NAMESPACES,
@@ -35,6 +42,12 @@ from informer.testing._lifecycle.finalizers import CRD_CLEANUP
 from informer.testing._patches.json_patches import merge_patch
 from informer.testing._patches.managed_fields import track_update
 from informer.testing._query.write_options import WriteOptions
+from informer.testing._registry.defaults import (
+    ClusterIPs,
+    allocate_service,
+    apply_defaults,
+    job_selector,
+)
 from informer.testing._schemas.apply_types import register_schema_types
 from informer.testing._schemas.custom_resources import CustomResourceSchema
 from informer.testing._schemas.validation import check_type, validate_object
@@ -308,6 +321,7 @@ class Registry:
         self.strategies: dict[Resource, Strategy] = {}
         self.controllers = Controllers(self)
         self._generate_counter = 0
+        self.cluster_ips = ClusterIPs()
         for spec in BUILTIN_SPECS:
             self.serve(spec)
         created = now()
@@ -510,6 +524,8 @@ class Registry:
                 options,
                 custom=strategy.spec.custom,
             )
+        if options.validate and not strategy.spec.custom:
+            self._default(resource, obj, None)
         if strategy.schema is not None:
             obj = strategy.schema.decode(obj, options if options.validate else None)
         self._admit_namespace(resource, namespace, name, setup)
@@ -518,6 +534,8 @@ class Registry:
         if key in self.store.objects[stored]:
             raise st.already_exists(resource, name)
         data = strategy.build(obj, name, namespace, None, keep_status=setup)
+        if resource == JOBS and options.validate:
+            job_selector(data)
         if strategy.schema is not None and options.validate:
             strategy.schema.check(data, None, options)
         if resource == CRDS:
@@ -580,6 +598,8 @@ class Registry:
         if options.validate:
             check_type(resource, obj)
             obj = validate_object(resource, obj, options, custom=strategy.spec.custom)
+        if options.validate and not strategy.spec.custom and subresource in ("", "scale"):
+            self._default(resource, obj, current.data)
         if strategy.schema is not None:
             obj = strategy.schema.decode(obj, options if options.validate else None)
         if wanted:
@@ -605,6 +625,18 @@ class Registry:
         change = self._commit(stored, key, data)
         assert change.obj is not None
         return self._view(resource, dict(_decode(change.obj.typed)))
+
+    def _default(self, resource: Resource, obj: Json, previous: Json | None) -> None:
+        """Built-in defaults of a write over HTTP, and a Service's allocations."""
+        apply_defaults(resource.group, resource.plural, obj)
+        if resource == SERVICES:
+            allocate_service(obj, previous, self.cluster_ips)
+        if resource == JOBS and previous is not None:  # the generated selector is immutable
+            spec, old = obj.get("spec"), previous.get("spec") or {}
+            if isinstance(spec, dict):
+                for key in ("selector", "manualSelector"):
+                    if key not in spec and key in old:
+                        spec[key] = old[key]
 
     @staticmethod
     def _stamp_managers(

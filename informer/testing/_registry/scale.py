@@ -18,7 +18,7 @@ from informer.testing._catalog.specs import ScalePaths
 from informer.testing._query.write_options import WriteOptions
 from informer.testing._registry.registry import Registry, copy
 
-__all__ = ["SCALE", "read_scale", "write_scale"]
+__all__ = ["SCALE", "read_scale", "selector_string", "write_scale"]
 
 Json = dict[str, Any]
 SCALE: Final = Resource("autoscaling", "v1", "scales", "Scale")
@@ -45,6 +45,32 @@ def _set(obj: Json, path: str, value: Any) -> None:
     node[keys[-1]] = value
 
 
+def selector_string(selector: Json) -> str:
+    """A label selector as its string form (``LabelSelectorAsSelector(...).String()``): a
+    LabelSelector (``matchLabels``, ``matchExpressions``) or a plain map (ReplicationController),
+    requirements sorted by key, values sorted."""
+    if "matchLabels" in selector or "matchExpressions" in selector:
+        labels = selector.get("matchLabels") or {}
+        expressions = selector.get("matchExpressions") or []
+    else:
+        labels, expressions = selector, []
+    requirements = [(str(key), f"{key}={value}") for key, value in labels.items()]
+    for expression in expressions:
+        if not isinstance(expression, dict):
+            continue
+        key, operator = str(expression.get("key", "")), expression.get("operator")
+        values = ",".join(sorted(str(v) for v in expression.get("values") or []))
+        if operator == "In":
+            requirements.append((key, f"{key} in ({values})"))
+        elif operator == "NotIn":
+            requirements.append((key, f"{key} notin ({values})"))
+        elif operator == "Exists":
+            requirements.append((key, key))
+        elif operator == "DoesNotExist":
+            requirements.append((key, f"!{key}"))
+    return ",".join(text for _, text in sorted(requirements, key=lambda r: r[0]))
+
+
 def read_scale(paths: ScalePaths, obj: Json) -> Json:
     """The Scale of ``obj``."""
     meta = obj.get("metadata") or {}
@@ -56,6 +82,8 @@ def read_scale(paths: ScalePaths, obj: Json) -> Json:
     status_replicas = _get(obj, paths.status_replicas) if paths.status_replicas else None
     selector = _get(obj, paths.label_selector) if paths.label_selector else None
     status: Json = {"replicas": status_replicas if isinstance(status_replicas, int) else 0}
+    if isinstance(selector, dict):
+        selector = selector_string(selector)
     if isinstance(selector, str) and selector:
         status["selector"] = selector
     return {
