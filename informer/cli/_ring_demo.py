@@ -94,14 +94,17 @@ class ReplicasDemo:
         return replica
 
     async def timeline(self) -> None:
-        """Kill one replica at 35% of the run; add one at 60%, once the others took the
-        killed one's ranges over (a replica that joins earlier counts the dead one's Lease as
-        live for a lease duration, as it cannot tell how long it has been dead, and leaves
-        the part of its ranges it is assigned unserved until then)."""
+        """Kill one replica at 35% of the run (once each holds its share); add one at 60%,
+        once the others took the killed one's ranges over (a replica that joins earlier counts
+        the dead one's Lease as live for a lease duration, as it cannot tell how long it has
+        been dead, and leaves the part of its ranges it is assigned unserved until then)."""
         n = self.args.replicas
         duration = self.args.duration
         loop = asyncio.get_running_loop()
-        await asyncio.sleep(0.35 * duration)
+        crash_at = loop.time() + 0.35 * duration
+        while not self.fleet.converged() or loop.time() < crash_at:  # each holds its share
+            self.ticked.clear()
+            await self.ticked.wait()
         victim = self.fleet.live()[min(1, len(self.fleet.live()) - 1)]
         share = victim.ring.acting.share
         await self.fleet.crash(victim.name)
