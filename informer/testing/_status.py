@@ -254,6 +254,18 @@ def no_such_path() -> StatusError:
     return NotFound(status(404, "NotFound", "the server could not find the requested resource", {}))
 
 
+def not_acceptable(accepted: list[str]) -> StatusError:
+    """406: no media type of the ``Accept`` header can be produced."""
+    return StatusError(
+        status(
+            406,
+            "NotAcceptable",
+            "only the following media types are accepted: " + ", ".join(accepted),
+            {},
+        )
+    )
+
+
 def method_not_allowed() -> StatusError:
     return StatusError(
         status(

@@ -239,3 +239,9 @@ def test_kubectl_scale_and_the_typed_scale_api(
     assert (scale.spec.replicas, scale.status.selector) == (3, "app=typed")
     apps.patch_namespaced_deployment_scale("web", namespace, {"spec": {"replicas": 5}})
     assert apps.read_namespaced_deployment("web", namespace).spec.replicas == 5
+
+
+def test_kubectl_explain_reads_the_published_schemas_of_builtins(kubectl: Kubectl) -> None:
+    explained = kubectl("explain", "deployment.spec.replicas").stdout
+    assert "FIELD: replicas <integer>" in explained
+    assert "Number of desired pods" in explained

@@ -145,3 +145,28 @@ async def test_kubernetes_asyncio_version_api(api_server: ApiServer) -> None:
     async with api_server.api_client() as api:
         info = await k8s.VersionApi(api).get_code()
     assert info.git_version == "v1.35.0" and info.go_version and info.compiler == "gc"
+
+
+async def test_openapi_documents_carry_the_published_builtin_schemas(
+    api_server: ApiServer, client: Client
+) -> None:
+    v3 = await client.get(api_server, "/openapi/v3/apis/apps/v1")
+    schemas = v3.body["components"]["schemas"]
+    replicas = schemas["io.k8s.api.apps.v1.DeploymentSpec"]["properties"]["replicas"]
+    assert (replicas["type"], replicas["format"]) == ("integer", "int32")
+    template = schemas["io.k8s.api.apps.v1.DeploymentSpec"]["properties"]["template"]
+    assert template["$ref"] == "#/components/schemas/io.k8s.api.core.v1.PodTemplateSpec"
+    assert schemas["io.k8s.apimachinery.pkg.util.intstr.IntOrString"]["format"] == "int-or-string"
+    v2 = await client.get(api_server, "/openapi/v2")
+    assert "io.k8s.api.core.v1.PodSpec" in v2.body["definitions"]
+
+
+async def test_openapi_v2_in_protobuf_only_is_not_acceptable(
+    api_server: ApiServer, client: Client
+) -> None:
+    async with client.http.get(
+        api_server.url + "/openapi/v2",
+        headers={"Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"},
+    ) as response:
+        assert response.status == 406
+        assert (await response.json())["reason"] == "NotAcceptable"

@@ -59,6 +59,8 @@ def non_resource(request: web.Request, options: ServerOptions, registry: Registr
         if body is not None:
             return respond(request, encode(body))
     if parts == ["openapi", "v2"]:
+        if not _accepts_json(request.headers.get("Accept", "")):
+            raise st.not_acceptable(["application/json"])
         return respond(request, encode(openapi_v2(specs)))
     if parts == ["openapi", "v3"]:
         return respond(request, encode(openapi_v3_index(specs)))
@@ -70,6 +72,17 @@ def non_resource(request: web.Request, options: ServerOptions, registry: Registr
             if doc is not None:
                 return respond(request, encode(doc))
     raise st.no_such_path()
+
+
+def _accepts_json(accept: str) -> bool:
+    """Whether an ``Accept`` header allows JSON (no header, ``*/*`` and ``application/*`` do)."""
+    if not accept.strip():
+        return True
+    for choice in accept.split(","):
+        media = choice.split(";")[0].strip().lower()
+        if media in ("*/*", "application/*", "application/json"):
+            return True
+    return False
 
 
 def wants_aggregated(accept: str) -> bool:

@@ -5,8 +5,11 @@ the ``fieldValidation`` query parameter, so kubectl's ``--validate`` (strict by 
 validation to the server (``fieldValidation=Strict``) instead of validating client-side, and
 ``kubectl apply`` computes strategic merge patches of built-in types from its compiled-in types
 (the PATCH request bodies do not list ``application/strategic-merge-patch+json``). Schemas are
-minimal and valid: ObjectMeta, then open ``spec``/``status``; a custom resource's schema is its
-CRD's. Version 2 is served as JSON only (client-go asks for protobuf and falls back to v3).
+the published ones of the built-ins when the ``openapi`` extra (kubernetes-validate) is
+installed (``builtin_schemas``), else minimal and valid: ObjectMeta, then open
+``spec``/``status``; a custom resource's schema is its CRD's. Version 2 is served as JSON
+only: a request accepting only protobuf (client-go's ``OpenAPISchema``) is 406, as from a
+server that cannot encode it (``discovery``).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from informer.testing._catalog.specs import ResourceSpec
+from informer.testing._serving.builtin_schemas import builtin_schemas
 
 __all__ = ["openapi_v2", "openapi_v3_document", "openapi_v3_index"]
 
@@ -55,8 +59,14 @@ _QUERY_PARAMS: Final[tuple[str, ...]] = ("dryRun", "fieldManager", "fieldValidat
 
 
 def _schema_name(spec: ResourceSpec) -> str:
-    """The OpenAPI definition name of a resource's objects (reversed group, as Kubernetes)."""
+    """The OpenAPI definition name of a resource's objects (the published one of a built-in;
+    else the reversed group, as Kubernetes names custom resources')."""
     r = spec.resource
+    published = builtin_schemas()
+    if not spec.custom and published is not None:
+        name = published.name_of(r.group, r.version, r.kind)
+        if name is not None:
+            return name
     group = r.group or "core"
     if "." in group:
         group = ".".join(reversed(group.split(".")))
@@ -72,6 +82,11 @@ def _object_schema(spec: ResourceSpec, ref_prefix: str) -> Json:
         schema = dict(spec.schema)
         schema["x-kubernetes-group-version-kind"] = gvk
         return schema
+    published = builtin_schemas()
+    if not spec.custom and published is not None:
+        name = published.name_of(r.group, r.version, r.kind)
+        if name is not None:
+            return published.closure([name], ref_prefix)[name]
     return {
         "type": "object",
         "properties": {
@@ -149,6 +164,21 @@ def _paths(spec: ResourceSpec, v3: bool) -> dict[str, Json]:
     return paths
 
 
+def _shared(ref_prefix: str, specs: list[ResourceSpec]) -> Json:
+    """The definitions the objects' schemas reference: ObjectMeta (the published one with
+    everything it references, when available) and the built-ins' nested types."""
+    published = builtin_schemas()
+    if published is None:
+        return {_OBJECT_META: _META_SCHEMA}
+    names = [_OBJECT_META]
+    for spec in specs:
+        if not spec.custom:
+            name = published.name_of(spec.resource.group, spec.resource.version, spec.resource.kind)
+            if name is not None:
+                names.append(name)
+    return published.closure(names, ref_prefix)
+
+
 def openapi_v3_index(specs: Iterable[ResourceSpec]) -> Json:
     """``/openapi/v3``: one entry per served group-version."""
     paths: Json = {}
@@ -165,7 +195,7 @@ def openapi_v3_document(specs: Iterable[ResourceSpec], group: str, version: str)
     if not selected:
         return None
     paths: Json = {}
-    schemas: Json = {_OBJECT_META: _META_SCHEMA}
+    schemas: Json = _shared("#/components/schemas/", selected)
     for spec in selected:
         paths.update(_paths(spec, v3=True))
         schemas[_schema_name(spec)] = _object_schema(spec, "#/components/schemas/")
@@ -179,8 +209,9 @@ def openapi_v3_document(specs: Iterable[ResourceSpec], group: str, version: str)
 
 def openapi_v2(specs: Iterable[ResourceSpec]) -> Json:
     """The swagger 2.0 document of everything served (JSON; no protobuf encoding)."""
+    specs = list(specs)
     paths: Json = {}
-    definitions: Json = {_OBJECT_META: _META_SCHEMA}
+    definitions: Json = _shared("#/definitions/", specs)
     for spec in specs:
         paths.update(_paths(spec, v3=False))
         definitions[_schema_name(spec)] = _object_schema(spec, "#/definitions/")
