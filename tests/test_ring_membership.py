@@ -166,3 +166,36 @@ async def test_members_on_the_monotonic_clock_share_the_space(api_server: ApiSer
         await asyncio.wait(tasks)
         for c in clients:
             await c.api_client.close()
+
+
+class FailsOnce:
+    """A participant whose first ``prepare`` once armed fails (a catch-up list refused)."""
+
+    def __init__(self) -> None:
+        self.armed = False
+
+    async def prepare(self, ranges: ShardSet) -> None:
+        if self.armed:
+            self.armed = False
+            raise RuntimeError("catch-up failed")
+
+    def started(self, ranges: ShardSet) -> None:
+        return None
+
+    async def stop(self, ranges: ShardSet, timeout: float) -> None:
+        return None
+
+
+async def test_a_takeover_whose_start_is_retried_is_counted_once(api_server: ApiServer) -> None:
+    async with cluster(api_server, "abc") as c:
+        await c.until_converged(limit=3 * RETRY)
+        failing = {n: FailsOnce() for n in "ac"}
+        for n, p in failing.items():
+            c.rings[n].attach(p)
+            p.armed = True
+        await c.crash("b")
+        await c.until_converged(limit=LEASE + 4 * RETRY)
+        assert not any(p.armed for p in failing.values())  # each start was tried again
+        assert all(c.rings[n].statistics().taken_over == 1 for n in "ac"), [
+            c.rings[n].statistics() for n in "ac"
+        ]

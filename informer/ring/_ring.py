@@ -370,9 +370,9 @@ class Ring:
         startable = (pending - contested) & (self._published or ShardSet())
         if startable and self._lease.is_leader:
             expired = [o for o in self._observed.values() if not o.live(self.clock.now())]
-            if any(o.claims() & startable for o in expired):
+            took = any(o.claims() & startable for o in expired)
+            if await self._start(startable) and took:  # counted once started, not per try
                 self._counts["taken_over"] += 1
-            await self._start(startable)
 
     def _set_held(self, held: ShardSet) -> None:
         if held != self.held:
@@ -433,12 +433,13 @@ class Ring:
 
     # -- participants -------------------------------------------------------------------------
 
-    async def _start(self, ranges: ShardSet) -> None:
+    async def _start(self, ranges: ShardSet) -> bool:
+        """Prepare the participants, then act on ``ranges``; whether it did."""
         for p in list(self._participants):
             if not await self._call(p.prepare(ranges), "prepare"):
-                return  # not ready: the next round prepares them again
+                return False  # not ready: the next round prepares them again
         if not self._lease.is_leader:
-            return  # the term ended while preparing
+            return False  # the term ended while preparing
         self.acting = self.acting | ranges
         self._counts["started"] += len(ranges)
         self._log.info("ring.started", share=round(ranges.share, 6), acting=self.acting.share)
@@ -449,6 +450,7 @@ class Ring:
                 error = describe_error(exc)
                 self._log.error("ring.participant_failed", step="started", error=error)
         self._changed.set()
+        return True
 
     async def _stop(self, ranges: ShardSet, timeout: float) -> None:
         if not ranges:
