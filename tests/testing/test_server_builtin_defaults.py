@@ -221,3 +221,15 @@ async def test_the_scale_of_statefulsets_and_replicasets(
         scale = await client.get(api_server, f"{NS}/{plural}/s/scale")
         assert scale.body["spec"] == {"replicas": 3}
         assert scale.body["status"] == {"replicas": 0, "selector": "app=web,tier in (a,b)"}
+
+
+async def test_a_pod_needs_its_service_account(api_server: ApiServer, client: Client) -> None:
+    path = "/api/v1/namespaces/default/serviceaccounts/default"
+    assert (await client.request(api_server, "DELETE", path)).status == 200
+    pod = {"metadata": {"name": "p1"}, "spec": TEMPLATE["spec"]}
+    reply = await client.request(api_server, "POST", "/api/v1/namespaces/default/pods", pod)
+    assert reply.status == 403
+    assert reply.body["message"] == (
+        'pods "p1" is forbidden: error looking up service account default/default: '
+        'serviceaccount "default" not found'
+    )

@@ -478,6 +478,17 @@ class Registry:
         if found.data["metadata"].get("deletionTimestamp"):
             raise st.namespace_terminating(resource, name, namespace)
 
+    def _admit_service_account(self, pod: Json, name: str, namespace: str) -> None:
+        """ServiceAccount admission: a Pod runs as an existing ServiceAccount (403 without)."""
+        account = (pod.get("spec") or {}).get("serviceAccountName") or "default"
+        if f"{namespace}/{account}" not in self.store.objects[SERVICEACCOUNTS]:
+            raise st.forbidden_object(
+                PODS,
+                name,
+                f"error looking up service account {namespace}/{account}: serviceaccount "
+                f'"{account}" not found',
+            )
+
     def create(
         self,
         resource: Resource,
@@ -529,6 +540,8 @@ class Registry:
         if strategy.schema is not None:
             obj = strategy.schema.decode(obj, options if options.validate else None)
         self._admit_namespace(resource, namespace, name, setup)
+        if resource == PODS and options.validate and namespace is not None:
+            self._admit_service_account(obj, name, namespace)
         key = self.key(resource, namespace, name)
         stored = strategy.resource
         if key in self.store.objects[stored]:
