@@ -127,18 +127,14 @@ class ReplicasDemo:
 
     def watch_ring(self) -> None:
         """Note ranges taken over and handovers finished since the last look."""
-        dead_ranges_open = (
-            self.fleet.world.crashed is not None and self.fleet.world.covered_at is None
-        )
         for r in self.fleet.live():
             s = r.ring.statistics()
             seen = self._seen.get(r.name, (0, 0))
-            # (later takeovers count ranges a dead member's Lease still claims, until collected,
-            # though a live member held them since)
-            if s.taken_over > seen[0] and dead_ranges_open:
+            if s.taken_over > seen[0]:
                 self.say(f"{r.name} took over a dead member's ranges (now {s.acting:.0%})")
             if s.handover.count > seen[1]:
-                self.say(f"{r.name} holds its target {s.target:.0%} ({s.handover.max:.1f}s)")
+                longest = s.handover.max
+                self.say(f"{r.name} holds its target {s.target:.0%} (longest: {longest:.1f}s)")
             self._seen[r.name] = (s.taken_over, s.handover.count)
 
     # -- the view -----------------------------------------------------------------------------
