@@ -17,6 +17,7 @@ from typing import Any, Final
 from informer.resource import Resource
 from informer.testing import _status as st
 from informer.testing._query.write_options import WriteOptions
+from informer.testing._schemas.structural import OBJECT_META_FIELDS
 from informer.testing._schemas.types import TYPES, Field, root_type
 
 __all__ = ["check_type", "prune_unknown", "validate_object"]
@@ -41,25 +42,6 @@ _LABEL_MESSAGE: Final = (
     f"used for validation is '{_DNS1123_LABEL}')"
 )
 
-_OBJECT_META: Final = frozenset(
-    {
-        "name",
-        "generateName",
-        "namespace",
-        "selfLink",
-        "uid",
-        "resourceVersion",
-        "generation",
-        "creationTimestamp",
-        "deletionTimestamp",
-        "deletionGracePeriodSeconds",
-        "labels",
-        "annotations",
-        "ownerReferences",
-        "finalizers",
-        "managedFields",
-    }
-)
 _CONTAINER: Final = frozenset(
     {
         "name",
@@ -136,7 +118,7 @@ _POD_SPEC: Final = frozenset(
     }
 )
 CLOSED: Final[dict[str, frozenset[str]]] = {
-    "ObjectMeta": _OBJECT_META,
+    "ObjectMeta": OBJECT_META_FIELDS,
     "PodSpec": _POD_SPEC,
     "Container": _CONTAINER,
     "ContainerPort": frozenset({"containerPort", "hostPort", "hostIP", "name", "protocol"}),
