@@ -1,244 +1,44 @@
-"""Kubernetes objects as read-only mappings over their raw JSON.
-
-A ``KubeObject`` holds the raw JSON bytes it came in and, decoded up front, only what the cache
-needs for every object: its key (``namespace/name``), namespace, resourceVersion, kind and
-apiVersion. Everything else is decoded when read:
-
-* ``uid``, ``labels`` and ``deletionTimestamp`` are decoded together on first access and kept
-  (a label index or selector reads them for every object; a plain cache never does).
-* The full object (``obj["spec"]``, iteration, ``to_dict()``) is decoded on each access, with a
-  small process-wide memo of the most recently decoded objects (:func:`set_decoded_cache_size`,
-  default 256 objects). So reading ``obj["spec"]`` then ``obj["status"]`` decodes once, and
-  reading every cached object once leaves the cache as small as before: at most that many full
-  decodes are alive at a time (``benchmarks/RESULTS.md``: 1.08x the JSON in RSS after every one
-  of 100,000 Pods was read once). Keeping each decode for the object's lifetime, as before,
-  held 2.4x (ConfigMaps) to 6.5x (Pods) the JSON; a decode on every access without a memo
-  would make a controller reading several fields of one object pay for each.
-
-The bytes are shared, never re-encoded: a list item keeps its slice of the page (one copy, without
-``kind``/``apiVersion``, which a list states once and the full decode adds back), a watch event
-keeps its line (the envelope around the object costs about 30 bytes). Both decode to exactly what
-a plain decode of the object (with the list's kind and apiVersion) returns.
-"""
+"""``KubeObject``: one Kubernetes object as a read-only mapping over its raw JSON."""
 
 from __future__ import annotations
 
 import sys
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol, overload
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from informer.objects._decoded import _memo, remember
+from informer.objects._forms import _FORMS, _ITEM, _LINE, _OBJECT, _Form, _Packed
+from informer.objects._frozen import _FrozenDict, _FrozenList, freeze
+from informer.objects._wire import (
+    _NO_LAZY,
+    _NO_META,
+    ObjectMeta,
+    _dict_decoder,
+    _dict_event_decoder,
+    _encoder,
+    _event_decoder,
+    _Head,
+    _head_decoder,
+    _lazy_decoder,
+    _lazy_event_decoder,
+    _LazyMeta,
+    _raw_event_decoder,
+)
 from informer.shards import ShardField, hash_value
 from informer.transforms import DropFields
 
 Trim = DropFields
 """A byte-level transform of each object's JSON (it keeps kind, apiVersion and the head)."""
 
-__all__ = ["KubeObject", "ObjectMeta", "freeze", "set_decoded_cache_size"]
-
 _intern = sys.intern
 
 Known = Callable[[str, str], "KubeObject | None"]
 """``known(key, resource_version)``: the cached object with that key and RV, else None."""
 
-
-class ObjectMeta(msgspec.Struct, frozen=True, rename="camel"):
-    """The metadata fields an object exposes as attributes (``KubeObject.metadata_``)."""
-
-    name: str = ""
-    namespace: str = ""
-    uid: str = ""
-    resource_version: str = ""
-    labels: dict[str, str] = {}
-    deletion_timestamp: str | None = None
-
-
-# The decode structs below hold only strings, a dict of strings or raw bytes (no cycle is
-# possible): gc=False keeps the garbage collector from tracking the two or three made per item.
-class _Meta(msgspec.Struct, gc=False, rename="camel"):
-    """Decoded for every object: what the cache's key and RV checks need."""
-
-    name: str = ""
-    namespace: str = ""
-    resource_version: str = ""
-
-
-class _Head(msgspec.Struct, gc=False, rename="camel"):
-    kind: str | None = None  # None: the key is absent
-    api_version: str | None = None
-    metadata: _Meta | None = None
-
-
-class _Event(msgspec.Struct, gc=False):
-    """A watch line, decoded once: its type and the object's head (the rest is skipped)."""
-
-    type: str
-    object: _Head
-
-
-class _LazyMeta(msgspec.Struct, gc=False, frozen=True, rename="camel"):
-    """Decoded on first access to ``uid``/``labels``/``deletion_timestamp``, then kept."""
-
-    uid: str = ""
-    labels: dict[str, str] = {}
-    deletion_timestamp: str | None = None
-
-
-class _LazyHead(msgspec.Struct, gc=False):
-    metadata: _LazyMeta | None = None
-
-
-class _LazyEvent(msgspec.Struct, gc=False):
-    object: _LazyHead
-
-
-class _RawEvent(msgspec.Struct, gc=False):
-    object: msgspec.Raw
-
-
-class _DictEvent(msgspec.Struct, gc=False):
-    object: dict[str, Any]
-
-
-_head_decoder = msgspec.json.Decoder(_Head)
-_event_decoder = msgspec.json.Decoder(_Event)
-_lazy_decoder = msgspec.json.Decoder(_LazyHead)
-_lazy_event_decoder = msgspec.json.Decoder(_LazyEvent)
-_raw_event_decoder = msgspec.json.Decoder(_RawEvent)
-_dict_event_decoder = msgspec.json.Decoder(_DictEvent)
-_any_decoder = msgspec.json.Decoder()
-_str_decoder = msgspec.json.Decoder(str)
-_dict_decoder = msgspec.json.Decoder(dict[str, Any])
-_encoder = msgspec.json.Encoder()
-_NO_META = _Meta()
-_NO_LAZY = _LazyMeta()
-
-
-class _Form:
-    """What ``KubeObject._raw`` holds. Three singletons, compared by identity; not an int, so
-    that encoding a ``KubeObject`` with msgspec as a struct fails loudly instead of writing its
-    private fields (it is a mapping: encode ``obj.raw`` or ``obj.to_dict()``)."""
-
-    __slots__ = ("code",)
-
-    def __init__(self, code: int) -> None:
-        self.code = code
-
-
-_OBJECT = _Form(0)  # the object's JSON, kind and apiVersion as they are
-_ITEM = _Form(1)  # a list item's JSON lacking kind and/or apiVersion: the full decode adds them
-_LINE = _Form(2)  # a watch event line; the object is its "object" member
-_FORMS = (_OBJECT, _ITEM, _LINE)
-
-
-class Codec(Protocol):
-    """A compressor of one informer's objects (``informer.store``'s zstd dictionary codec)."""
-
-    def compress(self, data: bytes) -> bytes: ...
-    def decompress(self, data: bytes) -> bytes: ...
-
-
-class _Packed(_Form):
-    """The form of a compressed object: ``_raw`` is ``inner``'s bytes (``_OBJECT`` or
-    ``_ITEM``) compressed by ``codec``. Two per codec, shared by every object it packed; an
-    object stays readable with the codec that packed it after a retraining made another."""
-
-    __slots__ = ("codec", "inner")
-
-    def __init__(self, inner: _Form, codec: Codec) -> None:
-        super().__init__(3)
-        self.inner = inner
-        self.codec = codec
-
-
-def packed_forms(codec: Codec) -> tuple[_Form, _Form]:
-    """The forms of objects ``codec`` compresses: (complete objects, list items)."""
-    return _Packed(_OBJECT, codec), _Packed(_ITEM, codec)
-
-
 _OBJECT_EVENTS = frozenset(("ADDED", "MODIFIED", "DELETED"))
-
-# The memo of full decodes: id(obj) -> (obj, dict), least recently used first. Holding obj keeps
-# its id from being reused while the entry lives.
-_memo: OrderedDict[int, tuple[KubeObject, dict[str, Any]]] = OrderedDict()
-_memo_size = 256
-
-
-def set_decoded_cache_size(size: int) -> int:
-    """Keep at most ``size`` fully decoded objects (process-wide); returns the previous size.
-
-    0 decodes on every access. Larger values trade memory (about 6.5x the JSON per Pod) for
-    fewer decodes when a controller reads the same objects repeatedly.
-    """
-    global _memo_size
-    if size < 0:
-        raise ValueError("size must be >= 0")
-    previous, _memo_size = _memo_size, size
-    while len(_memo) > size:
-        _memo.popitem(last=False)
-    return previous
-
-
-class _FrozenDict(Mapping[str, Any]):
-    __slots__ = ("_d",)
-
-    def __init__(self, d: dict[str, Any]) -> None:
-        self._d = d
-
-    def __getitem__(self, key: str) -> Any:
-        return freeze(self._d[key])
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._d)
-
-    def __len__(self) -> int:
-        return len(self._d)
-
-    def __repr__(self) -> str:
-        return repr(self._d)
-
-
-class _FrozenList(Sequence[Any]):
-    __slots__ = ("_l",)
-
-    def __init__(self, items: list[Any]) -> None:
-        self._l = items
-
-    @overload
-    def __getitem__(self, index: int) -> Any: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Any]: ...
-    def __getitem__(self, index: int | slice) -> Any:
-        if isinstance(index, slice):
-            return _FrozenList(self._l[index])
-        return freeze(self._l[index])
-
-    def __len__(self) -> int:
-        return len(self._l)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, _FrozenList):
-            return self._l == other._l
-        if isinstance(other, list | tuple):
-            return self._l == list(other)
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return repr(self._l)
-
-
-def freeze(value: Any) -> Any:
-    """A read-only view of a decoded JSON value (dicts and lists wrapped lazily)."""
-    if isinstance(value, dict):
-        return _FrozenDict(value)
-    if isinstance(value, list):
-        return _FrozenList(value)
-    return value
 
 
 if TYPE_CHECKING:
@@ -596,10 +396,7 @@ class KubeObject(_Base, gc=False, eq=False):
             memo.move_to_end(id(self))
             return entry[1]
         d = self._decode()
-        if _memo_size:
-            memo[id(self)] = (self, d)
-            if len(memo) > _memo_size:
-                memo.popitem(last=False)
+        remember(self, d)
         return d
 
     def __getitem__(self, key: str) -> Any:

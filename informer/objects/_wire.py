@@ -1,0 +1,81 @@
+"""The msgspec structs and decoders that read an object's head, lazy metadata and envelope.
+
+The decode structs hold only strings, a dict of strings or raw bytes (no cycle is possible):
+gc=False keeps the garbage collector from tracking the two or three made per item.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+
+class ObjectMeta(msgspec.Struct, frozen=True, rename="camel"):
+    """The metadata fields an object exposes as attributes (``KubeObject.metadata_``)."""
+
+    name: str = ""
+    namespace: str = ""
+    uid: str = ""
+    resource_version: str = ""
+    labels: dict[str, str] = {}
+    deletion_timestamp: str | None = None
+
+
+class _Meta(msgspec.Struct, gc=False, rename="camel"):
+    """Decoded for every object: what the cache's key and RV checks need."""
+
+    name: str = ""
+    namespace: str = ""
+    resource_version: str = ""
+
+
+class _Head(msgspec.Struct, gc=False, rename="camel"):
+    kind: str | None = None  # None: the key is absent
+    api_version: str | None = None
+    metadata: _Meta | None = None
+
+
+class _Event(msgspec.Struct, gc=False):
+    """A watch line, decoded once: its type and the object's head (the rest is skipped)."""
+
+    type: str
+    object: _Head
+
+
+class _LazyMeta(msgspec.Struct, gc=False, frozen=True, rename="camel"):
+    """Decoded on first access to ``uid``/``labels``/``deletion_timestamp``, then kept."""
+
+    uid: str = ""
+    labels: dict[str, str] = {}
+    deletion_timestamp: str | None = None
+
+
+class _LazyHead(msgspec.Struct, gc=False):
+    metadata: _LazyMeta | None = None
+
+
+class _LazyEvent(msgspec.Struct, gc=False):
+    object: _LazyHead
+
+
+class _RawEvent(msgspec.Struct, gc=False):
+    object: msgspec.Raw
+
+
+class _DictEvent(msgspec.Struct, gc=False):
+    object: dict[str, Any]
+
+
+_head_decoder = msgspec.json.Decoder(_Head)
+_event_decoder = msgspec.json.Decoder(_Event)
+_lazy_decoder = msgspec.json.Decoder(_LazyHead)
+_lazy_event_decoder = msgspec.json.Decoder(_LazyEvent)
+_raw_event_decoder = msgspec.json.Decoder(_RawEvent)
+_dict_event_decoder = msgspec.json.Decoder(_DictEvent)
+_any_decoder = msgspec.json.Decoder()
+_str_decoder = msgspec.json.Decoder(str)
+_dict_decoder = msgspec.json.Decoder(dict[str, Any])
+_encoder = msgspec.json.Encoder()
+_NO_META = _Meta()
+_NO_LAZY = _LazyMeta()
