@@ -409,11 +409,13 @@ async def test_a_failed_runnable_stops_the_manager_and_run_raises(api_server: Ap
     async def fails() -> None:
         raise ValueError("planted")
 
-    manager.add_runnable(fails)
+    manager.add_runnable(fails, name="fails")
     with capture_logs() as logs, pytest.raises(ValueError, match="planted"):
         await manager.run(handle_signals=False)
     assert manager.state is ManagerState.STOPPED
-    assert [e["event"] for e in logs if e["log_level"] == "error"] == ["manager.failed"]
+    assert [(e["event"], e["part"]) for e in logs if e["log_level"] == "error"] == [
+        ("manager.part_failed", "runnable:fails")
+    ]
 
 
 @pytest.mark.asyncio

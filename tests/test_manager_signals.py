@@ -155,6 +155,65 @@ async def test_a_second_signal_exits_at_once(
     assert holder(api_server, "slow")  # no graceful stop: not released
 
 
+RUNNABLE_APP = """
+import asyncio, sys
+from informer.log_config import configure_logging
+from informer import Manager, connect
+
+async def main(port: int, mode: str) -> None:
+    configure_logging("info")
+    manager = Manager(
+        await connect(), leader_election="background", port=port, host="127.0.0.1",
+        shutdown_timeout=float(sys.argv[3]),
+    )
+
+    async def background() -> None:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            if mode == "fails":
+                raise RuntimeError("failed while stopping") from None
+            while True:  # mode "ignores": every cancellation
+                try:
+                    await asyncio.Event().wait()
+                except asyncio.CancelledError:
+                    pass
+
+    manager.add_runnable(background, needs_leader=True, name="background")
+    await manager.run()
+
+asyncio.run(main(int(sys.argv[1]), sys.argv[2]))
+"""
+
+
+async def running_background_app(
+    server: ApiServer, env: dict[str, str], port: int, mode: str, shutdown_timeout: float
+) -> asyncio.subprocess.Process:
+    process = await start(env, "-c", RUNNABLE_APP, str(port), mode, str(shutdown_timeout))
+    try:  # until it leads, its runnable running
+        await wait_for_endpoint(port, "/readyz", 200, "ok")
+        await server.wait_for_requests(lambda _: bool(holder(server, "background")), timeout=30)
+    except BaseException:
+        process.kill()
+        await process.wait()
+        raise
+    return process
+
+
+async def test_a_runnable_failing_while_stopped_by_a_signal_exits_1_naming_it(
+    api_server: ApiServer, kubeconfig: dict[str, str]
+) -> None:
+    port = free_port()
+    process = await running_background_app(api_server, kubeconfig, port, "fails", 25)
+    process.send_signal(signal.SIGTERM)
+    status, err = await exit_status(process)
+    assert status == 1, err
+    failed = [line for line in err.splitlines() if "manager.part_failed" in line]
+    assert len(failed) == 1 and "runnable:background" in failed[0], err
+    assert "RuntimeError" in failed[0]
+    assert not holder(api_server, "background")  # released once it had stopped
+
+
 SEED = """
 apiVersion: v1
 kind: Namespace

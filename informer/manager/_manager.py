@@ -23,8 +23,12 @@ over ``api``; ``informer(...)`` and ``controller(...)`` (or ``add``) give it the
    in the background).
    A second signal exits the process at once (status 1).
 
-``run()`` returns once stopped (so ``asyncio.run(main())`` exits 0); if a controller or the
-election failed, the manager stops the same way and ``run()`` raises that error.
+``run()`` returns once stopped (so ``asyncio.run(main())`` exits 0). If a part failed (a
+controller, a runnable or the election; see ``_parts``), while running or while being stopped,
+it is logged once with the part's name (``manager.part_failed``: ``controller:<name>``,
+``runnable:<name>``, ``leader-election``), the manager stops the same way, and ``run()`` (or
+leaving ``async with``) raises that error, or an ``ExceptionGroup`` of every one when several
+failed (controller-runtime aggregates the error that ended it with those of its stop).
 
 Probes (see ``_probes`` and ``_endpoints``): ``/healthz`` fails when the event loop lags more than
 ``max_loop_lag`` or an informer's task has ended while the manager runs (a loop blocked for
@@ -52,7 +56,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from informer._log import describe_error, get_logger
+from informer._log import get_logger
 from informer.client import Client
 from informer.controller import Controller, Mapper, Reconcile
 from informer.event_recorder import EventRecorder
@@ -60,6 +64,7 @@ from informer.informer import Informer, SharedInformerFactory
 from informer.leader_election import LeaderElector
 from informer.manager._endpoints import Check, Endpoints
 from informer.manager._metrics import MetricsExport
+from informer.manager._parts import Parts
 from informer.manager._probes import liveness, readiness
 from informer.manager._signals import stop_on_signals
 from informer.manager._state import ManagerState
@@ -138,6 +143,7 @@ class Manager:
         self._runnables: list[_Runnable] = []
         self._recorders: dict[str, EventRecorder] = {}  # by reporting controller
         self._recorders_closed = False  # the stop closed them: no new one
+        self._parts = Parts(_log, self._part_failed)  # every task below, by name
         self._leader_tasks: list[asyncio.Task[None]] = []  # controllers, leader runnables
         self._runnable_tasks: list[asyncio.Task[None]] = []  # runnables of every replica
         self._leading = False  # controllers run in this replica (a term, or no election)
@@ -238,8 +244,10 @@ class Manager:
         """Run ``run()`` too (controller-runtime's ``Runnable``): once the informers have synced,
         in every replica, or during each term of the Lease (``needs_leader``). It is cancelled on
         stop with the controllers, before the Lease is released and the informers stop (it may
-        finish gracefully on cancellation); if it raises, the manager stops and ``run()`` raises
-        that. E.g. ``manager.add_runnable(ring.run)`` for a sharding ``Ring``."""
+        finish gracefully on cancellation); if it raises, also while being cancelled, the
+        manager stops and ``run()`` raises that, the runnable named ``runnable:<name>`` in the
+        log (``name``, by default the function's qualified name). E.g.
+        ``manager.add_runnable(ring.run)`` for a sharding ``Ring``."""
         if self._state is not ManagerState.NEW:
             raise RuntimeError("add runnables before the manager starts")
         label = name or getattr(run, "__qualname__", None) or "runnable"
@@ -273,8 +281,10 @@ class Manager:
 
     @property
     def failure(self) -> BaseException | None:
-        """What ended the manager (a controller's or the election's error, or the shutdown
-        deadline), once stopped; None for a clean stop."""
+        """What ``run()`` raises, once stopped: the error of the part that failed (a
+        controller, a runnable, the election; also one that failed while being stopped), an
+        ``ExceptionGroup`` of them when several did, or the shutdown deadline; None for a clean
+        stop."""
         return self._failure
 
     @property
@@ -293,7 +303,10 @@ class Manager:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        """Stop gracefully; raise what failed (``failure``), unless the block raised."""
         await self.stop()
+        if exc is None and self._failure is not None:
+            raise self._failure
 
     async def run(self, *, handle_signals: bool = True) -> None:
         """Start, run until a signal (``handle_signals``), ``stop()`` or a failure, then stop
@@ -318,6 +331,7 @@ class Manager:
         self._state = ManagerState.STARTING
         if self.elector is not None:  # set in the constructor, or assigned since
             self._log = _log.bind(lease=f"{self.elector.namespace}/{self.elector.name}")
+        self._parts.log = self._log
         for c in self._controllers:
             if c.shutdown_timeout >= self.shutdown_timeout:  # its reconciles outlast the stop
                 self._log.warning(
@@ -352,8 +366,9 @@ class Manager:
             factory.start()
         for inf in self._informers:
             inf.start()
-        self._work = asyncio.create_task(self._run_work(), name="informer-manager")
-        self._work.add_done_callback(self._work_ended)
+        self._work = self._parts.spawn(
+            "manager" if self.elector is None else "leader-election", self._run_work
+        )
         self._log.info(
             "manager.started",
             informers=len(self.informers),
@@ -396,9 +411,8 @@ class Manager:
             self._state = ManagerState.RUNNING
         self._log.info("manager.synced", informers=len(self.informers))
         for r in self._runnables:
-            if not r.needs_leader:
-                task = asyncio.create_task(r.run(), name=f"informer-manager-{r.name}")
-                task.add_done_callback(self._runnable_ended)
+            task = None if r.needs_leader else self._parts.spawn(f"runnable:{r.name}", r.run)
+            if task is not None:
                 self._runnable_tasks.append(task)
         if self.elector is None:
             await self._lead()
@@ -410,25 +424,16 @@ class Manager:
         or the manager ends), then stop them gracefully; raise if one of them fails (a failed
         controller must not keep the Lease)."""
         self._leading = True
-        tasks = [
-            asyncio.create_task(c.run(), name=f"informer-manager-{c.name}")
-            for c in self._controllers
-        ]
-        tasks += [
-            asyncio.create_task(r.run(), name=f"informer-manager-{r.name}")
-            for r in self._runnables
-            if r.needs_leader
-        ]
+        starts = [(f"controller:{c.name}", c.run) for c in self._controllers]
+        starts += [(f"runnable:{r.name}", r.run) for r in self._runnables if r.needs_leader]
+        tasks = [t for name, run in starts if (t := self._parts.spawn(name, run)) is not None]
         self._leader_tasks = tasks
         try:
             pending = set(tasks)
             while pending:
                 done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                for task in done:
+                for task in done:  # a failure is logged and kept by the parts already
                     if not task.cancelled() and (exc := task.exception()) is not None:
-                        self._log.error(
-                            "manager.part_failed", part=task.get_name(), error=describe_error(exc)
-                        )
                         raise exc
             if not tasks:
                 await asyncio.Event().wait()  # nothing to lead: hold the term until stopped
@@ -444,23 +449,16 @@ class Manager:
         if self._leader_tasks is tasks:
             self._leader_tasks = []
 
-    def _runnable_ended(self, task: asyncio.Task[None]) -> None:
-        if not task.cancelled() and task.exception() is not None:
-            self._work_ended(task)  # a runnable failed: the manager stops, run() raises
-
-    def _work_ended(self, task: asyncio.Task[None]) -> None:
-        if task.cancelled():
-            return
-        exc = task.exception()
-        if exc is not None and self._failure is None:
-            self._failure = exc
+    def _part_failed(self) -> None:
+        """A part failed (logged by the parts): the manager stops, ``run()`` raises it."""
+        if not self._stop_requested.is_set():
             self._stop_reason = "failure"
-            self._log.error("manager.failed", error=describe_error(exc))
         self.request_stop()
 
     # -- stopping ---------------------------------------------------------------------------
     async def _shutdown(self) -> None:
         self._state = ManagerState.STOPPING
+        self._parts.close()  # nothing starts any more
         self._log.info("manager.stopping", reason=self._stop_reason)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.shutdown_timeout
@@ -468,8 +466,8 @@ class Manager:
         done, _ = await asyncio.wait([graceful], timeout=self.shutdown_timeout)
         if not done:
             await self._cut(graceful)
-        elif (exc := graceful.exception()) is not None and self._failure is None:
-            self._failure = exc
+        elif (exc := graceful.exception()) is not None:
+            self._parts.record("manager", exc)
         closing = await self._close_recorders(max(0.0, deadline - loop.time()))
         try:
             if self._endpoints is not None:
@@ -481,8 +479,24 @@ class Manager:
                 if closing:  # their last writes fail at once on the closed client
                     await asyncio.wait(closing)
         finally:
+            self._failure = self._outcome()
             self._state = ManagerState.STOPPED
             self._log.info("manager.stopped", failed=self._failure is not None)
+
+    def _outcome(self) -> BaseException | None:
+        """What ``run()`` raises: the one failure, or every failure (controller-runtime
+        aggregates the error that ended the manager with those of its stop)."""
+        failures = list(self._parts.failures)
+        if self._failure is not None and not any(self._failure is e for _, e in failures):
+            failures.append(("shutdown", self._failure))  # the deadline
+        if not failures:
+            return None
+        if len(failures) == 1:
+            return failures[0][1]
+        names = ", ".join(name for name, _ in failures)
+        return BaseExceptionGroup(
+            f"{len(failures)} parts of the manager failed ({names})", [e for _, e in failures]
+        )
 
     async def _close_recorders(self, timeout: float) -> set[asyncio.Task[None]]:
         """Close the event recorders (their pending writes and series counts written), after

@@ -1,0 +1,135 @@
+"""The Manager's lifecycle through real HTTP, at its edges: what fails while it stops is read,
+logged once by name and raised by ``run()``; a part that ignores its cancellation does not hold
+the stop past ``shutdown_timeout`` (named, raised, the Lease released); a ``stop()`` at any point
+of ``start()`` leaves nothing running or listening; and the rest of the state machine (start
+twice, run after stop, a runnable that cannot start, a check that raises).
+
+Waits are on events and server conditions; ``asyncio.timeout`` only bounds a hang.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from informer import CONFIGMAPS, LEASES, InformerState, Manager, ManagerState
+from informer._log import capture_logs
+from informer.testing import ApiServer
+from tests.conftest import FAST
+
+pytestmark = pytest.mark.asyncio
+
+
+def new_manager(server: ApiServer, **kwargs: Any) -> Manager:
+    kwargs.setdefault("registry", CollectorRegistry())
+    return Manager(server.api_client(), host="127.0.0.1", port=0, options=FAST, **kwargs)
+
+
+def holder(server: ApiServer, name: str) -> Any:
+    lease = server.get(LEASES, name, "default") or {}
+    return (lease.get("spec") or {}).get("holderIdentity")
+
+
+@contextmanager
+def unhandled_errors() -> Iterator[list[str]]:
+    """What reaches the loop's exception handler ("Task exception was never retrieved", ...),
+    garbage-collected tasks included."""
+    loop = asyncio.get_running_loop()
+    previous = loop.get_exception_handler()
+    seen: list[str] = []
+    loop.set_exception_handler(lambda _, ctx: seen.append(f"{ctx.get('message')}"))
+    try:
+        yield seen
+        gc.collect()  # a task dropped with an unread exception reports it when collected
+    finally:
+        loop.set_exception_handler(previous)
+
+
+def fails_when_cancelled(entered: asyncio.Event, error: BaseException) -> Any:
+    async def run() -> None:
+        entered.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            raise error from None
+
+    return run
+
+
+# -- failures while stopping -------------------------------------------------------------------
+async def test_every_part_failing_while_stopped_is_logged_by_name_and_raised_by_run(
+    api_server: ApiServer,
+) -> None:
+    manager = new_manager(api_server, leader_election="failing-stop")
+    manager.informer(CONFIGMAPS)
+    everywhere, leader = asyncio.Event(), asyncio.Event()
+    manager.add_runnable(
+        fails_when_cancelled(everywhere, ValueError("everywhere")), name="everywhere"
+    )
+    manager.add_runnable(
+        fails_when_cancelled(leader, KeyError("leader")), name="leader", needs_leader=True
+    )
+    with unhandled_errors() as unhandled, capture_logs() as logs:
+        running = asyncio.create_task(manager.run(handle_signals=False))
+        await everywhere.wait()
+        await leader.wait()
+        manager.request_stop()  # a clean stop, until both fail while being cancelled
+        with pytest.raises(ExceptionGroup) as raised:
+            await running
+        del running
+    assert sorted(repr(e) for e in raised.value.exceptions) == [
+        "KeyError('leader')",
+        "ValueError('everywhere')",
+    ]
+    assert manager.failure is raised.value
+    failed = [
+        (e["part"], e["error"].split(" ")[0]) for e in logs if e["event"] == "manager.part_failed"
+    ]
+    assert sorted(failed) == [
+        ("runnable:everywhere", "ValueError"),
+        ("runnable:leader", "KeyError"),
+    ]
+    assert unhandled == []
+    assert manager.state is ManagerState.STOPPED
+    assert not holder(api_server, "failing-stop")  # released after the runnables stopped
+
+
+@pytest.mark.parametrize("needs_leader", [False, True], ids=["everywhere", "leader"])
+async def test_one_runnable_failing_while_stopped_is_what_run_raises(
+    api_server: ApiServer, needs_leader: bool
+) -> None:
+    manager = new_manager(api_server, leader_election="one-fails")
+    manager.informer(CONFIGMAPS)
+    entered = asyncio.Event()
+    manager.add_runnable(
+        fails_when_cancelled(entered, ValueError("planted")), name="r", needs_leader=needs_leader
+    )
+    with unhandled_errors() as unhandled, capture_logs() as logs:
+        running = asyncio.create_task(manager.run(handle_signals=False))
+        await entered.wait()
+        manager.request_stop()
+        with pytest.raises(ValueError, match="planted"):
+            await running
+        del running
+    assert unhandled == []
+    assert [(e["event"], e.get("part")) for e in logs if e["log_level"] == "error"] == [
+        ("manager.part_failed", "runnable:r")
+    ]
+    assert manager.state is ManagerState.STOPPED
+    assert all(inf.state is InformerState.STOPPED for inf in manager.informers)
+
+
+async def test_leaving_async_with_raises_what_failed(api_server: ApiServer) -> None:
+    entered = asyncio.Event()
+    manager = new_manager(api_server)
+    manager.add_runnable(fails_when_cancelled(entered, ValueError("planted")), name="r")
+    with pytest.raises(ValueError, match="planted"):
+        async with manager:
+            await entered.wait()
+    assert manager.state is ManagerState.STOPPED
