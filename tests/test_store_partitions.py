@@ -6,9 +6,13 @@ Invariants, after every step:
 - freshness: for every key, the last write at or below the store's RV is reflected: a written
   version is held at that RV or newer (or a later deletion has arrived), a deleted incarnation
   is gone (a newer one may be held);
-- the store's RV never goes back, and never passes a partition's RV;
+- the store's RV never goes back, and never passes what a partition has seen of its ranges;
 - every object held is a version that was written, of the key it is held under.
 And once every partition has caught up: the store holds exactly the newest state.
+
+Merging partitions (a sharded informer consolidating its lanes) keeps these, and what handlers
+see stays a history: every delta follows from the ones before (no change delivered twice or
+lost), each key's versions only move forward, and an object whose RV did not change gives none.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from hypothesis import strategies as st
 
 from informer.objects import KubeObject
 from informer.shards import HASH_SPACE, ShardField, ShardRange, ShardSet, hash_value
-from informer.store import Store, StorePartition
+from informer.store import Delta, Store, StorePartition
 
 HALF = 1 << 63
 RANGES = (ShardSet([ShardRange(0, HALF)]), ShardSet([ShardRange(HALF, HASH_SPACE)]))
@@ -88,12 +92,21 @@ class World:
         return [w for w in self.live.values() if part_of(w.uid) == part]
 
 
+def known_up_to(p: StorePartition) -> int:
+    """The RV up to which the partition has seen every change of all its ranges (its own RV,
+    or higher where every range is ahead of it after a merge)."""
+    ahead = ShardSet(r for s, _ in p.ahead for r in s)
+    if not p.ahead or p.shards - ahead:
+        return int(p.resource_version)
+    return max(int(p.resource_version), min(int(w) for _, w in p.ahead))
+
+
 def check(store: Store, world: World, parts: list[StorePartition], last_rv: int) -> int:
     rv = int(store.resource_version or "0")
     assert rv >= last_rv  # never goes back
     for p in parts:
         if p.resource_version:
-            assert rv <= int(p.resource_version)
+            assert rv <= known_up_to(p)
     written = {(w.key, w.rv): w for w in world.writes if not w.deleted}
     for obj in store.list():
         w = written.get((obj.name, int(obj.resource_version)))
@@ -186,3 +199,124 @@ def test_a_partition_given_up_leaves_without_deltas_and_frees_the_rv() -> None:
     assert len(store) == len(world.state_of(0))
     assert store.resource_version == str(world.rv)  # only low's RV counts now
     assert high.apply_event("ADDED", world.writes[0].obj()) is None  # detached: ignored
+
+
+class Handlers:
+    """What a handler sees: the deltas applied in order to a view of its own. Each delta must
+    follow from the view (never an event twice, never one lost), and every key's versions only
+    move forward (no time travel)."""
+
+    def __init__(self) -> None:
+        self.view: dict[str, KubeObject] = {}
+        self.last_rv: dict[str, int] = {}
+
+    def see(self, deltas: list[Delta] | Delta | None) -> None:
+        for d in [deltas] if isinstance(deltas, Delta) else deltas or []:
+            key = d.obj.key
+            rv = int(d.obj.resource_version) if isinstance(d.obj, KubeObject) else 0
+            if d.type == "added":
+                assert key not in self.view, f"added twice: {key}"
+                self.view[key] = d.obj  # type: ignore[assignment]
+            elif d.type == "updated":
+                assert self.view.get(key) is d.old, f"update of a version not seen: {key}"
+                assert rv > int(d.old.resource_version)  # type: ignore[union-attr]
+                self.view[key] = d.obj  # type: ignore[assignment]
+            else:
+                assert self.view.get(key) is d.old, f"delete of a version not seen: {key}"
+                del self.view[key]
+            if rv:
+                assert rv > self.last_rv.get(key, 0), f"{key} went back to {rv}"
+                self.last_rv[key] = rv
+
+
+merge_steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("write"), st.sampled_from(KEYS), st.sampled_from(["update", "delete"])),
+        st.tuples(st.just("deliver"), st.sampled_from([0, 1, 2]), st.just("")),
+        st.tuples(st.just("relist"), st.sampled_from([0, 1, 2]), st.just("")),
+        st.tuples(st.just("bookmark"), st.sampled_from([0, 1, 2]), st.just("")),
+        st.tuples(st.just("merge"), st.just(0), st.just("")),
+    ),
+    max_size=60,
+)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.sampled_from(["update", "delete"]), max_size=8), merge_steps)
+def test_merging_partitions_delivers_every_change_once_and_never_goes_back(
+    before: list[str], plan: list[tuple[str, Any, str]]
+) -> None:
+    """Two partitions' watches run; a third watch of the union lists at some point and keeps up
+    aside (queue 2); at a random moment the partitions are merged with what it holds, whichever
+    watch is ahead; the merged partition then goes on with the third watch's events."""
+    store = Store()
+    parts = [store.partition(r, ShardField.UID) for r in RANGES]
+    world = World()
+    handlers = Handlers()
+    for i, action in enumerate(before):
+        world.write(KEYS[i % len(KEYS)], action)
+    for p in (0, 1):
+        listed = [w.obj() for w in world.state_of(p)]
+        handlers.see(parts[p].replace(listed, str(world.rv), is_initial=True))
+    aside = Store()  # the union's list, kept up aside by its own watch (queue 2)
+    aside.replace([w.obj() for w in world.live.values()], str(world.rv))
+    union: list[Write] = []
+    merged: StorePartition | None = None
+    last = check(store, world, parts, 0)
+
+    def write(key: str, action: str) -> None:
+        world.write(key, action)
+        union.append(world.writes[-1])
+
+    for what, arg, action in plan:
+        if what == "write":
+            write(arg, action)
+        elif what == "merge" and merged is None:
+            merged, deltas = store.merge_partitions(parts, aside.list(), aside.resource_version)
+            handlers.see(deltas)
+            assert merged.shards == ShardSet.full()
+            assert all(p.detached for p in parts)
+            parts = [merged]
+        elif arg == 2:
+            target: Store | StorePartition = aside if merged is None else merged
+            if what == "deliver" and union:
+                w = union.pop(0)
+                delta = target.apply_event("DELETED" if w.deleted else "MODIFIED", w.obj())
+                handlers.see(delta if merged is not None else None)
+            elif what == "relist":  # aside, nothing reaches the handlers
+                deltas = target.replace([w.obj() for w in world.live.values()], str(world.rv))
+                handlers.see(deltas if merged is not None else None)
+                union.clear()
+            elif what == "bookmark" and not union:
+                target.advance(str(world.rv))
+        elif merged is None:  # an old partition's watch, until the merge
+            if what == "deliver" and world.queues[arg]:
+                w = world.queues[arg].pop(0)
+                handlers.see(
+                    parts[arg].apply_event("DELETED" if w.deleted else "MODIFIED", w.obj())
+                )
+            elif what == "relist":
+                handlers.see(
+                    parts[arg].replace([w.obj() for w in world.state_of(arg)], str(world.rv))
+                )
+                world.queues[arg].clear()
+            elif what == "bookmark" and not world.queues[arg]:
+                parts[arg].advance(str(world.rv))
+        last = check(store, world, parts, last)
+        assert handlers.view == {o.key: o for o in store.list()}
+    if merged is None:
+        merged, deltas = store.merge_partitions(parts, aside.list(), aside.resource_version)
+        handlers.see(deltas)
+        last = check(store, world, [merged], last)
+    while union:  # the merged watch catches up
+        w = union.pop(0)
+        handlers.see(merged.apply_event("DELETED" if w.deleted else "MODIFIED", w.obj()))
+        last = check(store, world, [merged], last)
+    merged.advance(str(world.rv))
+    check(store, world, [merged], last)
+    assert store.resource_version == str(world.rv)
+    assert merged.ahead == []
+    held = {(o.name, o.uid, o.resource_version) for o in store.list()}
+    assert held == {(w.key, w.uid, str(w.rv)) for w in world.live.values()}
+    assert handlers.view == {o.key: o for o in store.list()}
+    assert sorted(merged.keys()) == sorted(store.keys())

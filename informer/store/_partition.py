@@ -18,6 +18,14 @@ keeps the rules of the store per partition:
   holds it where it is: a wait for an RV means what it means for an unsharded store.
 * Dropping ranges (a partition given up, or narrowed) removes their objects without deltas: they
   were not deleted, this cache only stopped holding them.
+* Merging partitions (``Store.merge_partitions``: a sharded informer consolidating its lanes)
+  gives their keys to one new partition, which then takes a list of the union (a snapshot at RV
+  ``s``, listed aside) as a relist would, per range: a range whose old partition had seen every
+  change up to ``r > s`` keeps what it holds and remembers ``r`` (the partition is *ahead* there),
+  a range seen up to ``r <= s`` takes the list's objects (an object at the same RV is the cached
+  instance, no delta). While a range is ahead, an event of it at or below its ``r`` is a
+  duplicate (its old partition applied it) and a list older than ``r`` does not replace it; once
+  the partition's own RV reaches ``r``, the range is like any other.
 
 Partitions rely on comparable resource versions (KEP-5504) to order two watches' events of one
 key; with opaque RVs each event is applied as it comes (as an unsharded store does).
@@ -61,6 +69,9 @@ class StorePartition:
         self._comparable = True
         self._stale = self._duplicates = self._applied = self._bookmarks = 0
         self._replaces = self._unknown_deletes = self._regressions = 0
+        # ranges whose changes were applied up to a higher RV than the partition's own (from the
+        # partitions merged into this one): (ranges, rv_sort_key), pruned as the RV passes them
+        self._ahead: builtins.list[tuple[ShardSet, tuple[int, str]]] = []
         self.detached = False  # dropped from the store: writes are ignored
 
     # -- what the reflector reads ------------------------------------------------------------
@@ -99,11 +110,30 @@ class StorePartition:
     def _set_rv(self, rv: str, key: tuple[int, str] | None) -> None:
         self._rv = rv
         self._rv_key = key
+        if self._ahead:
+            self._ahead = [(s, w) for s, w in self._ahead if key is not None and w > key]
         self._parent._partition_moved(self)
+
+    @property
+    def ahead(self) -> builtins.list[tuple[ShardSet, str]]:
+        """The ranges whose changes were applied up to a higher RV than the partition's own
+        (merged from other partitions), with that RV; empty once its watch caught up."""
+        return [(s, w[1]) for s, w in self._ahead]
+
+    def _known_up_to(self, obj: KubeObject) -> tuple[int, str] | None:
+        """The highest RV up to which every change of ``obj``'s range was applied, when its
+        range is ahead of the partition's RV (else None)."""
+        h = obj.shard_hash(self.field)
+        best: tuple[int, str] | None = None
+        for shards, w in self._ahead:
+            if shards.contains(h) and (best is None or w > best):
+                best = w
+        return best
 
     def _go_opaque(self, rv: str) -> None:
         self._comparable = False
         self._rv_key = None
+        self._ahead = []
         if self._parent._comparable:
             self._parent._go_opaque(rv)
 
@@ -154,6 +184,11 @@ class StorePartition:
             if self._rv_key is not None and new_key <= self._rv_key:
                 self._drop("stale", type, key, rv)
                 return None
+            if self._ahead:  # applied already by the partition that held its range
+                known = self._known_up_to(obj)
+                if known is not None and new_key <= known:
+                    self._drop("duplicate", type, key, rv)
+                    return None
             if cached is not None:
                 crv = cached._rv
                 if not is_comparable(crv):
@@ -229,6 +264,9 @@ class StorePartition:
         listed: dict[str, KubeObject] = {}
         for obj in objs:
             listed[obj._key] = obj
+        rv = resource_version
+        if self._ahead:
+            self._keep_ahead(listed, rv)
         deltas: builtins.list[Delta] = []
         append = deltas.append
         new: builtins.list[tuple[str, KubeObject]] = []  # keys no partition holds
@@ -284,7 +322,6 @@ class StorePartition:
         self._keys.difference_update(gone)
         self._replaces += 1
         parent._replaces += 1
-        rv = resource_version
         if self._comparable and not is_comparable(rv):
             self._go_opaque(rv)
         if self._comparable:
@@ -303,6 +340,33 @@ class StorePartition:
                 parent._notify_key(key)
         return deltas
 
+    def _keep_ahead(self, listed: dict[str, KubeObject], rv: str) -> None:
+        """A list at ``rv`` of the partition's ranges: the ranges ahead of ``rv`` keep their
+        objects (the list is older there); an older list than the partition's own RV is a
+        server gone backwards and replaces everything, as for any partition."""
+        if not is_comparable(rv):
+            self._ahead = []
+            return
+        key_rv = (len(rv), rv)
+        if self._rv_key is not None and key_rv < self._rv_key:
+            self._ahead = []
+            return
+        kept = ShardSet(r for s, w in self._ahead if w > key_rv for r in s)
+        if not kept:
+            return
+        field = self.field
+        for key, obj in list(listed.items()):
+            if kept.contains(obj.shard_hash(field)):
+                del listed[key]
+        items = self._parent._c.items
+        for key in self._keys:
+            cur = items[key]
+            if not kept.contains(cur.shard_hash(field)):
+                continue
+            other = listed.get(key)  # another incarnation, of a range the list is newer for
+            if other is None or (len(cur._rv), cur._rv) > (len(other._rv), other._rv):
+                listed[key] = cur
+
     # -- ranges given up ---------------------------------------------------------------------
     def narrow(self, shards: ShardSet) -> int:
         """Keep only the objects of ``shards`` (a subset of the partition's); how many left.
@@ -317,6 +381,7 @@ class StorePartition:
             parent._reindex(key, items.pop(key), None)
         self._keys.difference_update(dropped)
         self.shards = shards
+        self._ahead = [(s & shards, w) for s, w in self._ahead if s & shards]
         if dropped and parent._key_waiters:
             for key in dropped:
                 parent._notify_key(key)

@@ -272,6 +272,46 @@ class Store(_Waiters, _Indexes):
         self._partition_moved(None)
         return count
 
+    def merge_partitions(
+        self,
+        parts: builtins.list[StorePartition],
+        objs: Iterable[KubeObject],
+        resource_version: str,
+    ) -> tuple[StorePartition, builtins.list[Delta]]:
+        """Replace ``parts`` with one partition of all their ranges, given ``objs``: a list of
+        those ranges at ``resource_version``, listed aside (a sharded informer consolidating its
+        lanes). Atomic (no await): the new partition holds their keys, then takes the list as a
+        relist would, per range (see the ``_partition`` docstring): a range its old partition
+        had seen past ``resource_version`` keeps its objects, the others take the list's; an
+        object at the same RV stays the cached instance and gives no delta. Returns the new
+        partition and the deltas (the changes the old partitions had not seen yet).
+
+        Needs comparable RVs (KEP-5504) in every partition and the list; the old partitions are
+        detached (their writers' late writes are ignored).
+        """
+        if len(parts) < 2 or any(p not in self._partitions for p in parts):
+            raise ValueError("merge_partitions needs two or more of this store's partitions")
+        field = parts[0].field
+        if any(p.field is not field for p in parts) or not is_comparable(resource_version):
+            raise ValueError("partitions of one field and a comparable list RV are needed")
+        if not all(p.comparable and p._rv_key is not None for p in parts):
+            raise ValueError("every partition merged must have listed, with comparable RVs")
+        shards = ShardSet()
+        for p in parts:
+            shards = shards | p.shards
+        merged = StorePartition(self, shards, field)
+        for p in parts:
+            merged._keys |= p._keys
+            merged._ahead.extend(p._ahead)
+            merged._ahead.append((p.shards, p._rv_key))  # type: ignore[arg-type]
+            p.detached = True
+            p._keys = set()
+        at = min(self._partitions.index(p) for p in parts)
+        kept = [p for p in self._partitions if p not in parts]
+        self._partitions = [*kept[:at], merged, *kept[at:]]
+        deltas = merged.replace(objs, resource_version)
+        return merged, deltas
+
     def _partition_moved(self, part: StorePartition | None) -> None:
         """A partition's RV moved (or one was removed): the store's RV is the lowest of theirs,
         once each has one, and moves only forward."""
