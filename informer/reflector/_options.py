@@ -36,6 +36,11 @@ class ReflectorOptions:
 
     ``compression``: hold the cache's objects compressed with a zstd dictionary trained on them
     (``Compression``; the ``kube-informer[compression]`` extra). Default: held as their JSON.
+
+    ``lane_merge_delay``: a sharded reflector (``ShardedReflector``) that holds ranges taken at
+    different times in several lanes (one LIST+WATCH each) merges them into one lane once its
+    ranges have not changed for this long (seconds, on ``clock``) and every lane has listed: one
+    list of their union, then one watch. None keeps every lane.
     """
 
     page_size: int = 500
@@ -56,6 +61,7 @@ class ReflectorOptions:
     transform: Transform | None = None
     clock: WaitClock | None = None
     compression: Compression | None = None
+    lane_merge_delay: float | None = 10.0
 
     def __post_init__(self) -> None:
         o = "ReflectorOptions"
@@ -84,6 +90,8 @@ class ReflectorOptions:
         _checks.non_negative(o, "quick_watch_end", self.quick_watch_end)
         _checks.integer(o, "backwards_after", self.backwards_after, minimum=1)
         _checks.callable_or_none(o, "transform", self.transform)
+        if self.lane_merge_delay is not None:
+            _checks.non_negative(o, "lane_merge_delay", self.lane_merge_delay)
         if self.clock is not None and not (
             callable(getattr(self.clock, "now", None))
             and callable(getattr(self.clock, "sleep", None))

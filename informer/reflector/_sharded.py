@@ -13,6 +13,36 @@ reflector lists and watches only the change:
 Every lane checks the hash of every object it receives (a server may ignore the selector, and
 one without its watch cache does not filter a watch with no label or field selector), so the
 store holds only objects of the ranges, whatever the server does.
+
+Lanes are merged (consolidated), or a long-lived member of a ring would keep one LIST+WATCH per
+takeover forever. Once the ranges have not changed for ``options.lane_merge_delay`` seconds and
+every lane has listed (no handover is in progress here: a ring changes the ranges of its
+participants at every start and stop), one new lane lists and watches the union of their ranges
+*aside*, into a store of its own that nobody reads and no handler hears. Once it has listed, in
+one synchronous step (no await, so no write of any lane is half done): its contents replace the
+old lanes' partitions through ``Store.merge_partitions``, the old lanes are cancelled and
+forgotten, and the new lane goes on writing into the merged partition, its deltas to the
+handlers. Any change of the ranges before that step abandons the merge (its list is wasted; it
+starts again once the ranges are quiet again).
+
+Invariant of a merge (what a handler and a reader of the store can tell):
+
+* no change is delivered twice and none is lost: a change the old lanes delivered is not
+  delivered again by the new lane (per range, the old lane's RV says what it had seen; events
+  of the new lane at or below it are duplicates), a change they had not delivered yet is, once;
+* no key goes back in time: per range, the newer of the old lane's state and the new lane's list
+  is kept (by RV, KEP-5504: merging needs comparable RVs; with opaque ones lanes stay apart);
+* an object whose RV did not change is no change: the cached instance stays, no delta;
+* freshness and read-your-writes waits keep their meaning: the store's RV only moves forward and
+  never passes an RV below which a range has not seen every change;
+* the store holds exactly the objects of the ranges held, as before and after.
+
+The merged lane's ``shardSelector`` is the union in the canonical spelling (``shards.py``).
+A server limits a selector's size (cel-go's 100,000 code points; and a request line, URL-encoded,
+must stay within what proxies and servers take, commonly 8 KiB), so a merged lane holds at most
+``MAX_MERGED_RANGES`` disjoint ranges: lanes are merged only while their union stays within it.
+A server that ignores the selector (gate off, older) answers with every object: the merged lane
+filters by the hash as every lane does.
 """
 
 from __future__ import annotations
@@ -28,11 +58,17 @@ from informer.reflector._options import ReflectorOptions
 from informer.reflector._reflector import Reflector
 from informer.reflector._stats import ReflectorStats, StreamingState
 from informer.resource import Resource
+from informer.resource_version import is_comparable
 from informer.shards import ShardField, ShardSelector, ShardSet
 from informer.store import Store, StorePartition
 from informer.transport import Transport
 
-__all__ = ["ShardStats", "ShardedReflector"]
+__all__ = ["MAX_MERGED_RANGES", "ShardStats", "ShardedReflector"]
+
+MAX_MERGED_RANGES = 64
+"""The most disjoint ranges a merged lane's selector holds: about 5 KB written out, 7 KB
+URL-encoded (within an 8 KiB request line), far below cel-go's limit. 64 is also the most a
+member of a ring of 128 partitions (its default) can hold."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +85,12 @@ class ShardStats:
     """Calls to ``set_shards`` that changed the ranges."""
     dropped_objects: int
     """Objects removed from the cache because their ranges were given up."""
+    merges: int = 0
+    """Lanes merged into one (each merge replaced two or more lanes)."""
+    merges_abandoned: int = 0
+    """Merges given up before they were done, because the ranges changed meanwhile."""
+    merging: bool = False
+    """A merge is under way: its lane lists or watches the union aside."""
 
 
 @dataclass(eq=False)
@@ -56,6 +98,15 @@ class _Lane:
     partition: StorePartition
     reflector: Reflector
     task: asyncio.Task[None] | None = None
+
+
+@dataclass(eq=False)
+class _Merge:
+    """A merge under way: the lanes it replaces, and its own lane's reflector writing aside."""
+
+    lanes: list[_Lane]
+    task: asyncio.Task[None]
+    reflector: Reflector | None = None
 
 
 class ShardedReflector(Reflector):
@@ -99,6 +150,9 @@ class ShardedReflector(Reflector):
         self._changes = 0
         self._dropped = 0
         self._retired: dict[str, int] = dict.fromkeys(_COUNTS, 0)  # lanes that stopped
+        self._merge: _Merge | None = None
+        self._merges = self._merges_abandoned = 0
+        self._merge_off = False  # RVs not comparable: lanes are not merged
         self.lanes_synced = asyncio.Event()
         self._set(ShardSet(shards))
 
@@ -132,6 +186,7 @@ class ShardedReflector(Reflector):
         )
 
     def _set(self, shards: ShardSet) -> None:
+        self._abandon_merge()
         held = self.shards
         removed = held - shards
         added = shards - held
@@ -218,8 +273,130 @@ class ShardedReflector(Reflector):
         if all(lane.reflector.has_synced for lane in self._lanes):
             self.synced.set()  # once every first lane has listed; never cleared after
             self.lanes_synced.set()
+            self._maybe_merge()
         else:
             self.lanes_synced.clear()
+
+    # -- merging lanes (see the module docstring) ----------------------------------------------
+    def _mergeable(self) -> list[_Lane]:
+        """The lanes to merge now (oldest first, while their union fits one selector)."""
+        group: list[_Lane] = []
+        union = ShardSet()
+        for lane in self._lanes:
+            p = lane.partition
+            if not (p.comparable and is_comparable(p.resource_version)):
+                return []
+            if len(union | p.shards) <= MAX_MERGED_RANGES:
+                group.append(lane)
+                union = union | p.shards
+        return group if len(group) > 1 else []
+
+    def _maybe_merge(self) -> None:
+        """Start a merge when the lanes are quiet: running, several, all listed, none merging."""
+        delay = self.options.lane_merge_delay
+        if delay is None or not self._running or self._merge is not None or self._merge_off:
+            return
+        if len(self._lanes) < 2 or not all(lane.reflector.has_synced for lane in self._lanes):
+            return
+        lanes = self._mergeable()
+        if not lanes:
+            return
+        task = asyncio.create_task(
+            self._merge_lanes(lanes, delay), name=f"reflector-merge-{self.resource.plural}"
+        )
+        self._merge = _Merge(lanes, task)
+
+    def _abandon_merge(self) -> None:
+        merge, self._merge = self._merge, None
+        if merge is None:
+            return
+        merge.task.cancel()
+        self._ending.add(merge.task)
+        merge.task.add_done_callback(self._ending.discard)
+        if merge.reflector is not None:
+            self._merges_abandoned += 1
+            self._retire(merge.reflector.statistics())
+            self.log.info("reflector.lane_merge_abandoned", lanes=len(merge.lanes))
+
+    async def _merge_lanes(self, lanes: list[_Lane], delay: float) -> None:
+        """Wait ``delay`` of quiet, list and watch the union aside, then merge (one step)."""
+        clock = self.options.clock
+        if delay > 0:
+            await (clock.sleep(delay) if clock is not None else asyncio.sleep(delay))
+        merge = self._merge
+        assert merge is not None and merge.lanes is lanes
+        shards = ShardSet()
+        for lane in lanes:
+            shards = shards | lane.partition.shards
+        aside = Store()
+        reflector = Reflector(
+            self.transport,
+            self.resource,
+            aside,
+            namespace=self.namespace,
+            label_selector=self.label_selector,
+            field_selector=self.field_selector,
+            options=self.options,
+            shard_selector=ShardSelector.of(shards, self.field),
+        )
+        reflector.log = self.log.bind(shards=_describe(shards), lane="merging")
+        merge.reflector = reflector
+        run = asyncio.create_task(reflector.run(), name=f"reflector-lane-{self.resource.plural}")
+        try:
+            await reflector.synced.wait()
+        except BaseException:
+            run.cancel()
+            await asyncio.wait([run])
+            raise
+        self._merge = None
+        self._finish_merge(lanes, reflector, aside, run)
+        self._maybe_merge()
+
+    def _finish_merge(
+        self, lanes: list[_Lane], reflector: Reflector, aside: Store, run: asyncio.Task[None]
+    ) -> None:
+        """The merge itself: synchronous, between two writes of any lane."""
+        if any(lane not in self._lanes for lane in lanes):  # the ranges changed: abandoned
+            raise RuntimeError("a merge of lanes that changed")
+        parts = [lane.partition for lane in lanes]
+        rv = aside.resource_version
+        usable = all(p.comparable and is_comparable(p.resource_version) for p in parts)
+        if not (aside.comparable and is_comparable(rv) and usable):
+            run.cancel()
+            self._ending.add(run)
+            run.add_done_callback(self._ending.discard)
+            self._retire(reflector.statistics())
+            self._merge_off = True
+            self.log.warning(
+                "reflector.lanes_not_merged",
+                detail="resource versions are not comparable: lanes are kept apart",
+            )
+            return
+        partition, deltas = self.parent_store.merge_partitions(parts, aside.list(), rv)
+        for lane in lanes:
+            task = self._stop_lane(lane)
+            if task is not None:
+                self._ending.add(task)
+                task.add_done_callback(self._ending.discard)
+            self._retire(lane.reflector.statistics())
+        at = min(self._lanes.index(lane) for lane in lanes)
+        kept = [lane for lane in self._lanes if lane not in lanes]
+        merged = _Lane(partition, reflector, run)
+        self._lanes = [*kept[:at], merged, *kept[at:]]
+        reflector.store = partition
+        reflector.on_deltas = self.on_deltas
+        reflector.log = reflector.log.bind(lane="merged")
+        self._merges += 1
+        self.log.info(
+            "reflector.lanes_merged",
+            lanes=len(lanes),
+            share=round(partition.shards.share, 6),
+            ranges=len(partition.shards),
+            objects=len(partition),
+            changes=len(deltas),
+            rv=rv,
+        )
+        reflector._emit(deltas)
 
     async def run(self, *, resume: bool = False) -> None:
         """Run every lane (and those of ranges taken later) until cancelled."""
@@ -227,9 +404,11 @@ class ShardedReflector(Reflector):
         try:
             for lane in self._lanes:
                 self._start_lane(lane, None, resume)
+            self._check_synced()
             await asyncio.Event().wait()
         finally:
             self._running = False
+            self._abandon_merge()
             tasks = [t for lane in self._lanes if (t := lane.task) is not None]
             tasks += self._ending
             for lane in self._lanes:
@@ -257,6 +436,9 @@ class ShardedReflector(Reflector):
             synced_lanes=sum(1 for lane in self._lanes if lane.reflector.has_synced),
             changes=self._changes,
             dropped_objects=self._dropped,
+            merges=self._merges,
+            merges_abandoned=self._merges_abandoned,
+            merging=self._merge is not None,
         )
 
     def statistics(self) -> ReflectorStats:
@@ -266,6 +448,12 @@ class ShardedReflector(Reflector):
             StreamingState.OFF if self.options.list_strategy == "list" else (StreamingState.UNTRIED)
         )
         supported: bool | None = None
+        merge = self._merge
+        merging = [merge.reflector] if merge is not None and merge.reflector is not None else []
+        for reflector in merging:  # its requests count as they are made
+            stats = reflector.statistics()
+            for name in _COUNTS:
+                total[name] += getattr(stats, name)
         for lane in self._lanes:
             stats = lane.reflector.statistics()
             for name in _COUNTS:
