@@ -11,15 +11,17 @@ import random
 from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from informer import CONFIGMAPS, AlreadyExists, Client, Controller, Informer, Request
 from informer.ring import Ring, RingState, assign
 from informer.shards import ShardSet, hash_value
+from informer.store import Delta
 from informer.testing import ApiServer
 from tests.conftest import FAST
 from tests.election_helpers import LEASE, RENEW, RETRY, SteppedClock
+from tests.test_store_partitions import Handlers
 
 PARENTS = 32
 NS = "default"
@@ -42,6 +44,40 @@ class World:
     reconciled: list[tuple[str, str, float]] = field(default_factory=list)  # (replica, uid, t)
     created: Counter[str] = field(default_factory=Counter)  # child -> successful creates
     already_existed: list[str] = field(default_factory=list)  # creates of a child that existed
+    # what each sharded parents cache handed its handlers, not a history (a change twice, one
+    # lost, a key back in time): through takeovers, releases and merges of lanes
+    broken_histories: list[str] = field(default_factory=list)
+
+
+class History(Handlers):
+    """The deltas a sharded informer hands over, checked as a history as they come; ranges
+    given up leave it with the cache (no deltas: a handler follows ``inf.shards``)."""
+
+    def __init__(self, name: str, world: World, informer: Informer) -> None:
+        super().__init__()
+        self.name, self.world, self.informer = name, world, informer
+        sink = informer.reflector.on_deltas
+        assert sink is not None
+        self.sink = sink
+        set_shards = informer.set_shards
+
+        def follow(shards: ShardSet | Any) -> None:
+            set_shards(shards)
+            held = informer.shards or ShardSet()
+            for key, obj in list(self.view.items()):
+                if not held.contains(hash_value(obj.uid)):
+                    del self.view[key]
+                    self.last_rv.pop(key, None)
+
+        informer.set_shards = follow  # type: ignore[method-assign]
+        informer.reflector.on_deltas = self
+
+    def __call__(self, deltas: list[Delta]) -> None:
+        try:
+            self.see(deltas)
+        except AssertionError as exc:
+            self.world.broken_histories.append(f"{self.name}: {exc}")
+        self.sink(deltas)
 
 
 @dataclass
@@ -112,6 +148,7 @@ class Fleet:
     world: World
     sharded: bool  # parents cached by range (a sharded informer) or all of them
     replicas: dict[str, Replica] = field(default_factory=dict)
+    lane_merge_delay: float | None = 0.0  # a sharded cache merges its lanes at once
 
     @property
     def clock(self) -> SteppedClock:
@@ -125,9 +162,11 @@ class Fleet:
             CONFIGMAPS,
             namespace=NS,
             label_selector="role=parent",
-            options=FAST,
+            options=replace(FAST, lane_merge_delay=self.lane_merge_delay),
             shards=ShardSet() if self.sharded else None,  # the ring gives it ranges
         )
+        if self.sharded:
+            History(name, self.world, parents)
         children = Informer(
             api, CONFIGMAPS, namespace=NS, label_selector="role=child", options=FAST
         )
@@ -273,8 +312,10 @@ def children_right(server: ApiServer) -> list[str]:
 
 
 @asynccontextmanager
-async def fleet(api_server: ApiServer, sharded: bool) -> AsyncIterator[Fleet]:
-    f = Fleet(api_server, World(SteppedClock()), sharded)
+async def fleet(
+    api_server: ApiServer, sharded: bool, lane_merge_delay: float | None = 0.0
+) -> AsyncIterator[Fleet]:
+    f = Fleet(api_server, World(SteppedClock()), sharded, lane_merge_delay=lane_merge_delay)
     try:
         yield f
     finally:
@@ -300,6 +341,23 @@ def caches_within_their_share(f: Fleet, tolerance: float = 0.2) -> dict[str, flo
         deviations[name] = (held - expected) / expected
     assert all(abs(d) <= tolerance for d in deviations.values()), deviations
     return deviations
+
+
+async def lanes_merged(f: Fleet, timeout: float = 20) -> None:
+    """Until every sharded parents cache holds its ranges in one lane (quiet ranges merged)."""
+    if not f.sharded or f.lane_merge_delay is None:
+        return
+
+    def one_lane() -> bool:
+        stats = [r.informers[0].shard_statistics() for r in f.replicas.values()]
+        return all(s is not None and s.lanes <= 1 and not s.merging for s in stats)
+
+    never = asyncio.Event()
+    async with asyncio.timeout(timeout):
+        while not one_lane():
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(0.01):
+                    await never.wait()
 
 
 def caches_hold_their_ranges(f: Fleet) -> None:
