@@ -1,6 +1,8 @@
 """Status conditions kept as apimachinery keeps them, and a controller that skips status-only
-updates (``generation_changed``), through real HTTP against the test server's Deployments
-(``metadata.generation`` bumped on spec changes, status written through ``/status``)."""
+updates (``generation_changed``), through real HTTP against the test server's Deployments and
+PodDisruptionBudgets (``metadata.generation`` bumped on spec changes, status written through
+``/status``; a PodDisruptionBudget's conditions are ``metav1.Condition``s, with their
+``observedGeneration``, which a Deployment's conditions do not have)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from informer import (
     remove_condition,
     set_condition,
 )
+from informer.resource import Resource
 from informer.testing import ApiServer
 from informer.transport import Transport
 from tests.conftest import FAST, wait_until
@@ -32,6 +35,16 @@ from tests.conftest import FAST, wait_until
 T0 = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 T1 = datetime(2026, 1, 1, 12, 5, 0, tzinfo=UTC)
 T2 = datetime(2026, 1, 1, 12, 9, 0, tzinfo=UTC)
+PDBS = Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget")
+
+
+def budget(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": name}}},
+    }
 
 
 def deployment(name: str, image: str = "nginx:1") -> dict[str, Any]:
@@ -50,10 +63,12 @@ def deployment(name: str, image: str = "nginx:1") -> dict[str, Any]:
 
 
 @asynccontextmanager
-async def deployments(server: ApiServer) -> AsyncIterator[tuple[Client, Informer]]:
+async def informing(
+    server: ApiServer, resource: Resource = DEPLOYMENTS
+) -> AsyncIterator[tuple[Client, Informer]]:
     api = server.api_client()
     try:
-        async with Informer(Transport(api), DEPLOYMENTS, options=FAST) as inf:
+        async with Informer(Transport(api), resource, options=FAST) as inf:
             await inf.wait_for_sync(timeout=10)
             yield Client(api), inf
     finally:
@@ -63,13 +78,13 @@ async def deployments(server: ApiServer) -> AsyncIterator[tuple[Client, Informer
 async def test_a_condition_keeps_its_transition_time_until_its_status_changes(
     api_server: ApiServer,
 ) -> None:
-    async with deployments(api_server) as (client, inf):
-        created = await client.create(DEPLOYMENTS, deployment("web"))
+    async with informing(api_server, PDBS) as (client, inf):
+        created = await client.create(PDBS, budget("web"))
         generation = created["metadata"]["generation"]
 
         async def write(conditions: list[dict[str, Any]]) -> Any:
             written = await client.patch_status(
-                DEPLOYMENTS, "web", {"conditions": conditions}, namespace="default"
+                PDBS, "web", {"conditions": conditions}, namespace="default"
             )
             return await inf.wait_for_write(written, timeout=10)
 
@@ -123,7 +138,7 @@ def test_invalid_conditions_are_refused_before_the_server_does() -> None:
 
 
 async def test_generation_changed_skips_status_only_updates(api_server: ApiServer) -> None:
-    async with deployments(api_server) as (client, inf):
+    async with informing(api_server) as (client, inf):
         reconciled: list[tuple[str, int]] = []
 
         async def reconcile(request: Request) -> None:

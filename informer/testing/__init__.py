@@ -72,8 +72,10 @@ their patch merge keys and ``$patch``/``$setElementOrder``/``$retainKeys``/
 (``application/apply-patch+yaml``, YAML or JSON; ``fieldManager`` required; 409 on fields another
 manager owns with another value unless ``force=true``); every write records ``managedFields``
 (``fieldManager``, else the User-Agent's product); names, kind/apiVersion, required Pod and
-workload fields, labels and data keys are validated; unknown fields of known types are dropped,
-refused with ``fieldValidation=Strict`` or reported in ``Warning`` headers with ``Warn``; bodies
+workload fields, labels and data keys are validated; unknown fields (from the published schemas,
+``_schemas.known_fields``) and fields named twice are refused with ``fieldValidation=Strict``
+(400, or 422 for a patch), reported in ``Warning`` headers with ``Warn``, and dropped; server-side
+apply of an undeclared field is a 500 whatever the directive, as in v1.36; bodies
 are JSON, YAML, or protobuf for the types kubectl's typed ``create`` sends (others 415).
 
 LIST, per the resourceVersion x resourceVersionMatch x limit table: RV unset is a consistent read

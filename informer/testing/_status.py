@@ -6,6 +6,7 @@ code), so encoded bodies match what a real server sends byte for byte.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from informer.resource import Resource
@@ -172,6 +173,14 @@ def _invalid(group: str, kind: str, name: str, errs: list[tuple[str, str, str]])
     details["kind"] = kind
     details["causes"] = [{"reason": t, "message": b, "field": f} for t, f, b in errs]
     return Invalid(status(422, "Invalid", f'{qualified} "{name}" is invalid: {aggregate}', details))
+
+
+def invalid_patch(value: str, detail: str) -> Invalid:
+    """422 for a patch whose result the strict decoder refused: ``errors.NewInvalid`` with an
+    empty kind and name (`` "" is invalid: patch: Invalid value: "...": ...``)."""
+    body = f"Invalid value: {json.dumps(value, ensure_ascii=False)}: {detail}"
+    details: Json = {"causes": [{"reason": "FieldValueInvalid", "message": body, "field": "patch"}]}
+    return Invalid(status(422, "Invalid", f' "" is invalid: patch: {body}', details))
 
 
 def forbidden(field: str, detail: str) -> tuple[str, str, str]:

@@ -176,3 +176,37 @@ def test_typed_create_commands_store_what_kubectl_built(kubectl: Kubectl, unique
 
         assert _contains(stored["spec"], _filled(built["spec"])), kind  # and the server's defaults
         assert stored["metadata"].get("labels") == built["metadata"].get("labels")
+
+
+def test_a_misspelt_field_fails_create_and_apply_as_on_a_cluster(
+    kubectl: Kubectl, unique_name: str
+) -> None:
+    """kubectl sends fieldValidation=Strict: a misspelt field of a built-in is refused."""
+    manifest: dict[str, Any] = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": unique_name},
+        "spec": {
+            "replicass": 2,
+            "selector": {"matchLabels": {"app": unique_name}},
+            "template": {
+                "metadata": {"labels": {"app": unique_name}},
+                "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]},
+            },
+        },
+    }
+    for verb in ("create", "apply"):
+        done = kubectl(verb, "-f", "-", input=json.dumps(manifest), check=False)
+        assert done.returncode != 0
+        assert (
+            'Deployment in version "v1" cannot be handled as a Deployment: strict decoding '
+            'error: unknown field "spec.replicass"'
+        ) in done.stderr
+    del manifest["spec"]["replicass"]
+    kubectl("apply", "-f", "-", input=json.dumps(manifest))
+    manifest["spec"]["paused"] = True
+    manifest["spec"]["pausd"] = True
+    done = kubectl("apply", "-f", "-", input=json.dumps(manifest), check=False)
+    assert done.returncode != 0
+    assert 'strict decoding error: unknown field "spec.pausd"' in done.stderr
+    assert kubectl.json("get", "deployment", unique_name)["spec"].get("paused") is None

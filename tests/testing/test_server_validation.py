@@ -96,7 +96,8 @@ async def test_unknown_fields_strict_warn_ignore(api_server: ApiServer, client: 
     )
     assert strict.status == 400
     assert strict.body["message"] == (
-        'strict decoding error: unknown field "metadata.labelz", unknown field "extra"'
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: '
+        'unknown field "metadata.labelz", unknown field "extra"'
     )
     warn = await client.request(
         api_server, "POST", CM_PATH, with_unknown("w"), fieldValidation="Warn"
@@ -128,7 +129,8 @@ async def test_unknown_nested_fields_of_a_pod_are_named_by_path(
     )
     assert reply.status == 400
     assert reply.body["message"] == (
-        'strict decoding error: unknown field "spec.containers[0].imagePullPolcy"'
+        'Pod in version "v1" cannot be handled as a Pod: strict decoding error: '
+        'unknown field "spec.containers[0].imagePullPolcy"'
     )
 
 

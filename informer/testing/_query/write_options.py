@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from informer.testing import _status as st
 
-__all__ = ["FieldValidation", "WriteOptions", "default_manager", "parse_write_options"]
+__all__ = ["FieldValidation", "PatchType", "WriteOptions", "default_manager", "parse_write_options"]
 
 FieldValidation = Literal["Ignore", "Warn", "Strict"]
+PatchType = Literal["", "json", "merge", "strategic"]
 
 _OPTIONS_KIND: Final = {
     "create": "CreateOptions",
@@ -43,6 +44,15 @@ class WriteOptions:
     warnings: list[str] = field(default_factory=list)
     duplicate_fields: list[str] = field(default_factory=list)
     """Fields the JSON body names twice (its paths), for ``fieldValidation``."""
+    document: Any = None
+    """The body as the strict decoder reads it (its keys in order, repeated ones included),
+    when it names some field twice; None otherwise."""
+    patch_type: PatchType = ""
+    """The format of a PATCH ("json", "merge", "strategic"): its strict errors are 422."""
+    patch: Any = None
+    """The decoded patch (a strategic merge patch is quoted in its strict errors)."""
+    patch_problems: list[str] = field(default_factory=list)
+    """The strict decoder's complaints about the patch itself (its duplicate fields)."""
 
     def field_problems(self, unknown: list[str]) -> list[str]:
         """The strict decoder's complaints: duplicate fields, then unknown ones."""

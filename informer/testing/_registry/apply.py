@@ -29,7 +29,7 @@ from informer.testing._patches.managed_fields import (
 from informer.testing._query.write_options import WriteOptions
 from informer.testing._registry.registry import Registry, copy, now
 from informer.testing._schemas.types import TYPES, Field, root_type
-from informer.testing._schemas.validation import check_type, prune_unknown
+from informer.testing._schemas.validation import check_applied, check_type, prune_unknown
 from informer.testing._storage.store import Kind
 
 __all__ = ["apply_patch"]
@@ -54,7 +54,10 @@ def apply_patch(
     for required in ("apiVersion", "kind"):
         if not body.get(required):
             raise st.bad_request(f"{required} must be set")
-    applied = prune_unknown(resource, copy(body), options)
+    custom = registry.strategy(resource).spec.custom
+    if not custom:
+        check_applied(resource, body, name)
+    applied = prune_unknown(resource, copy(body), options, custom=custom)
     meta = applied.get("metadata")
     if not isinstance(meta, dict):
         meta = applied["metadata"] = {}

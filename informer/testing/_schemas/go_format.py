@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-__all__ = ["bad_value", "go_float", "go_value", "json_type"]
+__all__ = ["bad_value", "go_float", "go_print", "go_value", "json_type"]
 
 
 def go_float(value: float) -> str:
@@ -75,3 +75,17 @@ def json_type(value: Any) -> str:
     if isinstance(value, list):
         return "array"
     return "object"
+
+
+def go_print(value: Any) -> str:
+    """``fmt``'s ``%+v`` of decoded JSON (``map[spec:map[paused:true replicas:2]]``): maps with
+    their keys sorted, slices in brackets, strings bare, null as ``<nil>``."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{go_print(value[k])}" for k in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(go_print(item) for item in value) + "]"
+    if isinstance(value, str):
+        return value
+    return go_value(value)

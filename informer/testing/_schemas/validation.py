@@ -4,23 +4,32 @@
 - names: DNS-1123 subdomains, or labels for namespaces and services (422 Invalid);
 - label keys and values, ConfigMap/Secret data keys;
 - required fields: Pod containers with name and image, workload selectors and pod templates;
-- unknown fields of the types whose fields are known here: ``fieldValidation=Strict`` refuses
-  them (400 "strict decoding error"), ``Warn`` answers a ``Warning`` per field, ``Ignore`` does
-  not; in every case they are dropped, as decoding into the Go types drops them.
+- unknown fields (from the published schemas, ``known_fields``) and fields named twice:
+  ``fieldValidation=Strict`` refuses them (400 "strict decoding error", 422 for a patch),
+  ``Warn`` answers a ``Warning`` each, ``Ignore`` does not; unknown fields are dropped in every
+  case, as decoding into the Go types drops them. Server-side apply refuses unknown fields
+  whatever the directive (``check_applied``).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Final
 
 from informer.resource import Resource
 from informer.testing import _status as st
 from informer.testing._query.write_options import WriteOptions
-from informer.testing._schemas.structural import OBJECT_META_FIELDS
-from informer.testing._schemas.types import TYPES, Field, root_type
+from informer.testing._schemas.go_format import go_print
+from informer.testing._schemas.known_fields import (
+    object_meta_node,
+    prune,
+    strict_problems,
+    type_node,
+    undeclared,
+)
 
-__all__ = ["check_type", "prune_unknown", "validate_object"]
+__all__ = ["check_applied", "check_type", "prune_unknown", "validate_object"]
 
 Json = dict[str, Any]
 Error = tuple[str, str, str]
@@ -42,128 +51,6 @@ _LABEL_MESSAGE: Final = (
     f"used for validation is '{_DNS1123_LABEL}')"
 )
 
-_CONTAINER: Final = frozenset(
-    {
-        "name",
-        "image",
-        "command",
-        "args",
-        "workingDir",
-        "ports",
-        "envFrom",
-        "env",
-        "resources",
-        "resizePolicy",
-        "restartPolicy",
-        "restartPolicyRules",
-        "volumeMounts",
-        "volumeDevices",
-        "livenessProbe",
-        "readinessProbe",
-        "startupProbe",
-        "lifecycle",
-        "terminationMessagePath",
-        "terminationMessagePolicy",
-        "imagePullPolicy",
-        "securityContext",
-        "stdin",
-        "stdinOnce",
-        "tty",
-        "targetContainerName",  # ephemeral containers
-    }
-)
-_POD_SPEC: Final = frozenset(
-    {
-        "volumes",
-        "initContainers",
-        "containers",
-        "ephemeralContainers",
-        "restartPolicy",
-        "terminationGracePeriodSeconds",
-        "activeDeadlineSeconds",
-        "dnsPolicy",
-        "nodeSelector",
-        "serviceAccountName",
-        "serviceAccount",
-        "automountServiceAccountToken",
-        "nodeName",
-        "hostNetwork",
-        "hostPID",
-        "hostIPC",
-        "shareProcessNamespace",
-        "securityContext",
-        "imagePullSecrets",
-        "hostname",
-        "hostnameOverride",
-        "subdomain",
-        "affinity",
-        "schedulerName",
-        "tolerations",
-        "hostAliases",
-        "priorityClassName",
-        "priority",
-        "dnsConfig",
-        "readinessGates",
-        "runtimeClassName",
-        "enableServiceLinks",
-        "preemptionPolicy",
-        "overhead",
-        "topologySpreadConstraints",
-        "setHostnameAsFQDN",
-        "os",
-        "hostUsers",
-        "schedulingGates",
-        "resourceClaims",
-        "resources",
-    }
-)
-CLOSED: Final[dict[str, frozenset[str]]] = {
-    "ObjectMeta": OBJECT_META_FIELDS,
-    "PodSpec": _POD_SPEC,
-    "Container": _CONTAINER,
-    "ContainerPort": frozenset({"containerPort", "hostPort", "hostIP", "name", "protocol"}),
-    "EnvVar": frozenset({"name", "value", "valueFrom"}),
-    "VolumeMount": frozenset(
-        {
-            "name",
-            "mountPath",
-            "readOnly",
-            "recursiveReadOnly",
-            "subPath",
-            "subPathExpr",
-            "mountPropagation",
-        }
-    ),
-    "PodTemplateSpec": frozenset({"metadata", "spec"}),
-    "LeaseSpec": frozenset(
-        {
-            "holderIdentity",
-            "leaseDurationSeconds",
-            "acquireTime",
-            "renewTime",
-            "leaseTransitions",
-            "strategy",
-            "preferredHolder",
-        }
-    ),
-    "NamespaceSpec": frozenset({"finalizers"}),
-}
-"""Types whose fields are all known here: others are not checked for unknown fields."""
-
-_TYPE_META: Final = frozenset({"apiVersion", "kind", "metadata"})
-ROOT_FIELDS: Final[dict[tuple[str, str], frozenset[str]]] = {
-    ("", "configmaps"): _TYPE_META | {"data", "binaryData", "immutable"},
-    ("", "secrets"): _TYPE_META | {"data", "stringData", "type", "immutable"},
-    ("", "pods"): _TYPE_META | {"spec", "status"},
-    ("", "namespaces"): _TYPE_META | {"spec", "status"},
-    ("coordination.k8s.io", "leases"): _TYPE_META | {"spec"},
-    ("", "services"): _TYPE_META | {"spec", "status"},
-    ("apps", "deployments"): _TYPE_META | {"spec", "status"},
-    ("apps", "statefulsets"): _TYPE_META | {"spec", "status"},
-    ("apps", "daemonsets"): _TYPE_META | {"spec", "status"},
-    ("apps", "replicasets"): _TYPE_META | {"spec", "status"},
-    ("batch", "jobs"): _TYPE_META | {"spec", "status"},
-}
 _WORKLOADS: Final = frozenset(
     {
         ("apps", "deployments"),
@@ -192,30 +79,70 @@ def check_type(resource: Resource, obj: Json) -> None:
 
 
 def prune_unknown(
-    resource: Resource, obj: Json, options: WriteOptions, *, duplicates: bool = True
+    resource: Resource, obj: Json, options: WriteOptions, *, custom: bool = False
 ) -> Json:
-    """``obj`` without its unknown fields; 400 with ``fieldValidation=Strict``, a warning each
-    with ``Warn`` (for its duplicate fields too, unless ``duplicates`` is False: a custom
-    resource's schema reports them)."""
-    unknown: list[str] = []
-    pruned = _prune(obj, resource, unknown)
-    if duplicates:
-        problems = options.field_problems(unknown)
+    """``obj`` without its unknown fields (a custom resource's: in its metadata; its schema
+    prunes the rest). Under ``fieldValidation=Strict`` they, and fields the body names twice,
+    are a 400 (422 for a patch: the patched object is what is decoded); ``Warn`` (a built-in's
+    default) answers a warning each."""
+    if custom:
+        meta_node = object_meta_node()
+        meta = obj.get("metadata")
+        if meta_node is None or not isinstance(meta, dict):
+            return obj
+        problems, unknown = strict_problems(meta, meta_node, "metadata")
+        _refuse(resource, obj, problems, options, custom=True)
+        return {**obj, "metadata": prune(meta, meta_node)} if unknown else obj
+    node = type_node(resource.group, resource.version, resource.kind)
+    if node is None:
+        return obj
+    if options.patch_type:
+        problems, unknown = strict_problems(obj, node)
+        problems = options.patch_problems + problems
+    elif options.document is not None:
+        problems, unknown = strict_problems(options.document, node)
     else:
-        problems = [f'unknown field "{path}"' for path in unknown]
-    if problems:
-        if options.field_validation == "Strict":
-            raise st.bad_request(f"strict decoding error: {', '.join(problems)}")
-        if options.field_validation == "Warn":
-            options.warnings.extend(problems)
+        problems, unknown = strict_problems(obj, node)
+    _refuse(resource, obj, problems, options)
+    pruned: Json = prune(obj, node) if unknown else obj
     return pruned
+
+
+def _refuse(
+    resource: Resource,
+    obj: Json,
+    problems: list[str],
+    options: WriteOptions,
+    *,
+    custom: bool = False,
+) -> None:
+    """Raise the strict decoder's error, or add its warnings, as ``fieldValidation`` says."""
+    if not problems:
+        return
+    mode = options.field_validation
+    if custom and not options.field_validation_given and not options.apply:
+        mode = "Ignore"  # a v1.36 server pruned a custom resource silently without it
+    if mode == "Warn":
+        options.warnings.extend(problems)
+    if mode != "Strict":
+        return
+    error = f"strict decoding error: {', '.join(problems)}"
+    if options.patch_type and not custom:
+        if options.patch_type == "strategic":
+            value = go_print(options.patch)
+        else:
+            value = json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+        raise st.invalid_patch(value, error)
+    kind = resource.kind
+    version = str(obj.get("apiVersion") or resource.version).rsplit("/", 1)[-1]
+    raise st.bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: {error}')
 
 
 def validate_object(
     resource: Resource, obj: Json, options: WriteOptions, *, custom: bool = False
 ) -> Json:
     """``obj`` without its unknown fields; raises 400 (Strict) or 422 (invalid values)."""
-    pruned = prune_unknown(resource, obj, options, duplicates=not custom)
+    pruned = prune_unknown(resource, obj, options, custom=custom)
     errors = _errors(resource, pruned)
     if errors:
         name = str((pruned.get("metadata") or {}).get("name") or "")
@@ -223,36 +150,28 @@ def validate_object(
     return pruned
 
 
-# -- unknown fields ---------------------------------------------------------------------------
-
-
-def _prune(obj: Json, resource: Resource, unknown: list[str]) -> Json:
-    allowed = ROOT_FIELDS.get((resource.group, resource.plural))
-    struct = root_type(resource.group, resource.plural)
-    result: Json = {}
-    for key, value in obj.items():
-        if allowed is not None and key not in allowed:
-            unknown.append(key)
-            continue
-        result[key] = _prune_value(value, struct.get(key), key, unknown)
-    return result
-
-
-def _prune_value(value: Any, field: Field | None, path: str, unknown: list[str]) -> Any:
-    type_name = field.type if field is not None else None
-    if isinstance(value, list):
-        return [_prune_value(item, field, f"{path}[{i}]", unknown) for i, item in enumerate(value)]
-    if not isinstance(value, dict) or type_name is None or (field and field.free_map):
-        return value
-    allowed = CLOSED.get(type_name)
-    struct = TYPES.get(type_name, {})
-    result: Json = {}
-    for key, sub in value.items():
-        if allowed is not None and key not in allowed:
-            unknown.append(f"{path}.{key}")
-            continue
-        result[key] = _prune_value(sub, struct.get(key), f"{path}.{key}", unknown)
-    return result
+def check_applied(resource: Resource, body: Json, name: str) -> None:
+    """Server-side apply's typed conversion of the applied configuration: a field the type
+    does not declare fails it whatever ``fieldValidation`` says (500 without a reason: v1.36
+    returns the error as no Status, kubernetes#139253), before any strict check."""
+    node = type_node(resource.group, resource.version, resource.kind)
+    if node is None:
+        return
+    paths = undeclared(body, node)
+    if not paths:
+        return
+    meta = body.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    where = f"{meta.get('namespace') or ''}/{meta.get('name') or name}"
+    group, _, version = str(body.get("apiVersion") or resource.api_version).rpartition("/")
+    gvk = f"{group}/{version}, Kind={body.get('kind') or resource.kind}"
+    reasons = [f"{path}: field not declared in schema" for path in paths]
+    if len(reasons) == 1:
+        listed = reasons[0]
+    else:
+        listed = "errors:\n" + "\n".join(f"  {reason}" for reason in reasons)
+    message = f"failed to create typed patch object ({where}; {gvk}): {listed}"
+    raise st.StatusError(st.status(500, "", message))
 
 
 # -- values -----------------------------------------------------------------------------------

@@ -7,45 +7,47 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["duplicate_fields"]
+from informer.testing._schemas.known_fields import ObjectPairs
+
+__all__ = ["duplicate_paths", "ordered_document"]
 
 
-class _Object(dict[str, Any]):
-    """A decoded JSON object that remembers which keys it saw twice."""
-
-    __slots__ = ("twice",)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.twice: list[str] = []
-
-
-def _pairs(pairs: list[tuple[str, Any]]) -> _Object:
-    obj = _Object()
-    for key, value in pairs:
-        if key in obj and key not in obj.twice:
-            obj.twice.append(key)
-        obj[key] = value
-    return obj
-
-
-def duplicate_fields(raw: bytes) -> list[str]:
-    """The paths of the fields ``raw`` (JSON) names more than once; [] when none or not JSON."""
+def ordered_document(raw: bytes) -> Any | None:
+    """``raw`` (JSON) decoded into ``ObjectPairs`` when it names some field twice (the strict
+    decoder's view of it); None when it does not, or is not JSON."""
     if raw.count(b'":') < 2:
-        return []
+        return None
+    twice = False
+
+    def pairs(items: list[tuple[str, Any]]) -> ObjectPairs:
+        nonlocal twice
+        obj = ObjectPairs(items)
+        twice = twice or len(obj) < len(items)
+        return obj
+
     try:
-        doc = json.loads(raw, object_pairs_hook=_pairs)
+        doc = json.loads(raw, object_pairs_hook=pairs)
     except ValueError:
-        return []
+        return None
+    return doc if twice else None
+
+
+def duplicate_paths(doc: Any) -> list[str]:
+    """The paths of the fields ``doc`` (an ``ordered_document``) names more than once."""
     found: list[str] = []
     _walk(doc, "", found)
     return found
 
 
 def _walk(node: Any, path: str, found: list[str]) -> None:
-    if isinstance(node, _Object):
-        for key in node.twice:
-            found.append(f"{path}.{key}" if path else key)
+    if isinstance(node, ObjectPairs):
+        seen: set[str] = set()
+        for key, _ in node.pairs:
+            if key in seen:
+                at = f"{path}.{key}" if path else key
+                if at not in found:
+                    found.append(at)
+            seen.add(key)
         for key, value in node.items():
             _walk(value, f"{path}.{key}" if path else key, found)
     elif isinstance(node, list):

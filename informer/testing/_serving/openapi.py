@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from informer.testing._catalog.specs import ResourceSpec
-from informer.testing._serving.builtin_schemas import builtin_schemas
+from informer.testing._schemas.builtin_schemas import builtin_schemas
 
 __all__ = ["openapi_v2", "openapi_v3_document", "openapi_v3_index"]
 

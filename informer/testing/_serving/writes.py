@@ -22,7 +22,7 @@ from informer.testing._admission.webhooks import AdmissionWebhooks, Attributes
 from informer.testing._lifecycle.deletion import DeleteOptions
 from informer.testing._patches.json_patches import json_patch
 from informer.testing._patches.strategic import strategic_merge_patch
-from informer.testing._query.write_options import WriteOptions, parse_write_options
+from informer.testing._query.write_options import PatchType, WriteOptions, parse_write_options
 from informer.testing._registry.apply import apply_patch
 from informer.testing._registry.registry import Registry, copy
 from informer.testing._serving.content import (
@@ -36,7 +36,7 @@ from informer.testing._serving.content import (
     encode,
     respond,
 )
-from informer.testing._serving.duplicate_fields import duplicate_fields
+from informer.testing._serving.duplicate_fields import duplicate_paths, ordered_document
 from informer.testing._storage.store import Kind
 
 __all__ = ["WriteHandler"]
@@ -49,6 +49,11 @@ USER_INFO: Final[Json] = {
     "groups": ["system:masters", "system:authenticated"],
 }
 """Who every request is (the kubeconfig's token), as admission webhooks are told."""
+_PATCH_TYPES: Final[dict[str, PatchType]] = {
+    JSON_PATCH: "json",
+    MERGE_PATCH: "merge",
+    STRATEGIC_PATCH: "strategic",
+}
 _OPTIONS_KIND: Final = {
     "create": "CreateOptions",
     "update": "UpdateOptions",
@@ -192,10 +197,18 @@ class WriteHandler:
             apply=apply,
         )
 
+    @staticmethod
+    def _read_duplicates(options: WriteOptions, raw: bytes) -> None:
+        """The fields a create or update body names twice, for ``fieldValidation``."""
+        document = ordered_document(raw)
+        if document is not None:
+            options.document = document
+            options.duplicate_fields = duplicate_paths(document)
+
     async def create(self, request: web.Request, kind: Kind, namespace: str | None) -> web.Response:
         options = self.options(request, "create")
         body = await decode_body(request)
-        options.duplicate_fields = duplicate_fields(await request.read())
+        self._read_duplicates(options, await request.read())
         if not isinstance(body, dict):
             raise st.bad_request("the request body must be a JSON object")
         meta = body.get("metadata")
@@ -213,7 +226,7 @@ class WriteHandler:
     ) -> web.Response:
         options = self.options(request, "update")
         body = await decode_body(request)
-        options.duplicate_fields = duplicate_fields(await request.read())
+        self._read_duplicates(options, await request.read())
         if not isinstance(body, dict):
             raise st.bad_request("the request body must be a JSON object")
         meta = body.get("metadata") or {}
@@ -246,6 +259,17 @@ class WriteHandler:
             # custom resources have no patch merge keys: the apiserver does not offer it
             raise st.unsupported_media_type(ctype, [JSON_PATCH, MERGE_PATCH, APPLY_PATCH])
         body = await decode_body(request, PATCH_TYPES)
+        if ctype != APPLY_PATCH:
+            options.patch_type = _PATCH_TYPES[ctype]
+            options.patch = body
+            document = None
+            if options.field_validation != "Ignore":
+                document = ordered_document(await request.read())
+            if document is not None:  # the patch names a field twice
+                prefix = "json patch " if ctype == JSON_PATCH else ""
+                options.patch_problems = [
+                    f'{prefix}duplicate field "{path}"' for path in duplicate_paths(document)
+                ]
         run: Run
         if ctype == JSON_PATCH:
             if not isinstance(body, list):
