@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -27,6 +27,7 @@ __all__ = [
     "NotFound",
     "ResourceExpired",
     "ShardSelectorRejected",
+    "ShutdownTimeout",
     "StaleCacheError",
     "TooLargeResourceVersion",
     "TooManyRequests",
@@ -168,6 +169,22 @@ class WatchIdleTimeout(WatchStreamError):
     def __init__(self, seconds: float) -> None:
         super().__init__(f"watch stream silent for {seconds:g}s")
         self.seconds = seconds
+
+
+class ShutdownTimeout(TimeoutError):
+    """A ``Manager``'s graceful stop passed its ``shutdown_timeout`` (controller-runtime's "failed
+    waiting for all runnables to end within grace period"): ``not_stopped`` names the parts that
+    had been asked to stop and had not ended then (``runnable:<name>``, ``controller:<name>``,
+    ``leader-election``, ``informers``)."""
+
+    def __init__(self, timeout: float, not_stopped: Sequence[str]) -> None:
+        self.timeout = timeout
+        self.not_stopped = tuple(not_stopped)
+        names = ", ".join(self.not_stopped) or "nothing named"
+        super().__init__(
+            f"failed waiting for all runnables to end within grace period of {timeout:g}s "
+            f"(not stopped: {names})"
+        )
 
 
 class StaleCacheError(Exception):

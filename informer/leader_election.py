@@ -148,6 +148,7 @@ class LeaderElector:
         self._renewed_at = -math.inf  # start of the last successful attempt (clock time)
         self._attempts = asyncio.Lock()  # one attempt at a time: the loop's or renew_now's
         self._taken = False  # renew_now found another holder: the term is over
+        self._releases = asyncio.Lock()  # one release at a time: the campaign's or release()'s
         self._log = log.bind(lease=f"{namespace}/{name}", identity=self.identity)
 
     @property
@@ -223,7 +224,7 @@ class LeaderElector:
                 # also when a term ended but the Lease still names this candidate (renewals
                 # failed until the deadline): as client-go, by the holder observed, so that no
                 # standby waits for the expiry of a Lease nobody acts on (no-op otherwise)
-                await self._release()
+                await self.release()
 
     async def _end_term(
         self, work: asyncio.Task[None] | None, on_stopped_leading: StoppedLeading | None
@@ -476,6 +477,15 @@ class LeaderElector:
             return _Attempt.FAILED
         self._observe(written)
         return _Attempt.ACQUIRED
+
+    async def release(self) -> None:
+        """Clear the holder now if the Lease, as last observed, names this candidate (what the
+        end of ``run`` does with ``release_on_cancel``); a no-op otherwise, and for a second call.
+        For a ``Manager`` whose stop passed its deadline while the term's work had not ended
+        (``run`` is still tearing the term down): the campaign's own release then finds it done.
+        Call it only once this candidate no longer acts as the leader."""
+        async with self._releases:
+            await self._release()
 
     async def _release(self) -> None:
         """Clear the holder so that a standby need not wait for the Lease to expire."""

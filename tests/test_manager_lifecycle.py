@@ -18,10 +18,18 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
-from informer import CONFIGMAPS, LEASES, InformerState, Manager, ManagerState
+from informer import (
+    CONFIGMAPS,
+    LEASES,
+    InformerState,
+    LeaderElector,
+    Manager,
+    ManagerState,
+    ShutdownTimeout,
+)
 from informer._log import capture_logs
 from informer.testing import ApiServer
-from tests.conftest import FAST
+from tests.conftest import ELECTION, FAST, wait_until
 
 pytestmark = pytest.mark.asyncio
 
@@ -133,3 +141,90 @@ async def test_leaving_async_with_raises_what_failed(api_server: ApiServer) -> N
         async with manager:
             await entered.wait()
     assert manager.state is ManagerState.STOPPED
+
+
+# -- the graceful stop's deadline ------------------------------------------------------------------
+def manager_tasks() -> list[str]:
+    """The manager's parts still running (controllers, runnables, the election)."""
+    return [
+        t.get_name()
+        for t in asyncio.all_tasks()
+        if t.get_name().startswith("informer-manager-") and not t.done()
+    ]
+
+
+def ignores_cancellation(entered: asyncio.Event, release: asyncio.Event) -> Any:
+    async def run() -> None:
+        entered.set()
+        while not release.is_set():
+            try:
+                await release.wait()
+            except asyncio.CancelledError:
+                pass  # every time: only the test's release ends it
+
+    return run
+
+
+async def leading(manager: Manager) -> None:
+    assert manager.elector is not None
+    await asyncio.wait_for(manager.elector.wait_until_leading(), 10)
+
+
+@pytest.mark.parametrize("needs_leader", [False, True], ids=["everywhere", "leader"])
+async def test_past_the_grace_period_run_raises_naming_what_did_not_stop_and_releases_the_lease(
+    api_server: ApiServer, needs_leader: bool
+) -> None:
+    entered, release = asyncio.Event(), asyncio.Event()
+    manager = new_manager(api_server, leader_election="stubborn", shutdown_timeout=0.2)
+    manager.informer(CONFIGMAPS)
+    manager.add_runnable(
+        ignores_cancellation(entered, release), name="stubborn", needs_leader=needs_leader
+    )
+    try:
+        with capture_logs() as logs:
+            running = asyncio.create_task(manager.run(handle_signals=False))
+            await entered.wait()
+            await leading(manager)
+            assert holder(api_server, "stubborn")
+            manager.request_stop()
+            with pytest.raises(ShutdownTimeout) as raised:
+                await running
+        error = raised.value
+        assert isinstance(error, TimeoutError)
+        assert str(error).startswith(
+            "failed waiting for all runnables to end within grace period of 0.2s"
+        )
+        assert "runnable:stubborn" in error.not_stopped
+        assert manager.failure is error
+        cut = [e for e in logs if e["event"] == "manager.shutdown_deadline"]
+        assert [e["not_stopped"] for e in cut] == [list(error.not_stopped)]
+        assert manager.state is ManagerState.STOPPED
+        assert all(inf.state is InformerState.STOPPED for inf in manager.informers)
+        assert not holder(api_server, "stubborn")  # released: a standby takes over at once
+        assert "informer-manager-runnable:stubborn" in manager_tasks()  # left behind, named
+    finally:
+        release.set()  # the process would exit here; the test lets it end
+        await manager.stop()
+        await wait_until(lambda: not manager_tasks())
+
+
+async def test_past_the_grace_period_a_lease_not_to_be_released_is_kept(
+    api_server: ApiServer,
+) -> None:
+    entered, release = asyncio.Event(), asyncio.Event()
+    manager = new_manager(api_server, shutdown_timeout=0.2)
+    manager.elector = LeaderElector(
+        manager.client, "kept", "default", release_on_cancel=False, **ELECTION
+    )
+    manager.add_runnable(ignores_cancellation(entered, release), needs_leader=True)
+    try:
+        running = asyncio.create_task(manager.run(handle_signals=False))
+        await entered.wait()
+        manager.request_stop()
+        with pytest.raises(ShutdownTimeout):
+            await running
+        assert holder(api_server, "kept")  # as asked: left to expire
+    finally:
+        release.set()
+        await manager.stop()
+        await wait_until(lambda: not manager_tasks())

@@ -6,6 +6,7 @@ a second signal exits at once (1). The processes talk to a test API server in th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import socket
@@ -158,7 +159,7 @@ async def test_a_second_signal_exits_at_once(
 RUNNABLE_APP = """
 import asyncio, sys
 from informer.log_config import configure_logging
-from informer import Manager, connect
+from informer import CONFIGMAPS, Manager, connect
 
 async def main(port: int, mode: str) -> None:
     configure_logging("info")
@@ -168,6 +169,8 @@ async def main(port: int, mode: str) -> None:
     )
 
     async def background() -> None:
+        running = {"metadata": {"name": "background-running", "namespace": "default"}}
+        await manager.client.create(CONFIGMAPS, running)  # the test waits for it
         try:
             await asyncio.Event().wait()
         except asyncio.CancelledError:
@@ -186,32 +189,49 @@ asyncio.run(main(int(sys.argv[1]), sys.argv[2]))
 """
 
 
-async def running_background_app(
-    server: ApiServer, env: dict[str, str], port: int, mode: str, shutdown_timeout: float
-) -> asyncio.subprocess.Process:
+@contextlib.asynccontextmanager
+async def background_app(
+    server: ApiServer, env: dict[str, str], mode: str, shutdown_timeout: float
+) -> AsyncIterator[asyncio.subprocess.Process]:
+    """RUNNABLE_APP, once it leads with its runnable running; killed if a test leaves it alive."""
+    port = free_port()
     process = await start(env, "-c", RUNNABLE_APP, str(port), mode, str(shutdown_timeout))
-    try:  # until it leads, its runnable running
-        await wait_for_endpoint(port, "/readyz", 200, "ok")
-        await server.wait_for_requests(lambda _: bool(holder(server, "background")), timeout=30)
-    except BaseException:
-        process.kill()
-        await process.wait()
-        raise
-    return process
+    try:
+        await server.wait_for_requests(
+            lambda _: server.get(CONFIGMAPS, "background-running", "default") is not None,
+            timeout=30,
+        )
+        yield process
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
 
 
 async def test_a_runnable_failing_while_stopped_by_a_signal_exits_1_naming_it(
     api_server: ApiServer, kubeconfig: dict[str, str]
 ) -> None:
-    port = free_port()
-    process = await running_background_app(api_server, kubeconfig, port, "fails", 25)
-    process.send_signal(signal.SIGTERM)
-    status, err = await exit_status(process)
+    async with background_app(api_server, kubeconfig, "fails", 25) as process:
+        process.send_signal(signal.SIGTERM)
+        status, err = await exit_status(process)
     assert status == 1, err
     failed = [line for line in err.splitlines() if "manager.part_failed" in line]
     assert len(failed) == 1 and "runnable:background" in failed[0], err
     assert "RuntimeError" in failed[0]
     assert not holder(api_server, "background")  # released once it had stopped
+
+
+async def test_a_runnable_ignoring_its_cancellation_is_cut_at_the_deadline_exit_1_lease_released(
+    api_server: ApiServer, kubeconfig: dict[str, str]
+) -> None:
+    async with background_app(api_server, kubeconfig, "ignores", 0.5) as process:
+        process.send_signal(signal.SIGTERM)
+        status, err = await exit_status(process)  # it would hang in asyncio.run's cleanup
+    assert status == 1, err
+    cut = [line for line in err.splitlines() if "manager.shutdown_deadline" in line]
+    assert len(cut) == 1 and "runnable:background" in cut[0], err
+    assert "manager.exit_with_parts_running" in err
+    assert not holder(api_server, "background")  # released before it exited
 
 
 SEED = """

@@ -16,11 +16,18 @@ over ``api``; ``informer(...)`` and ``controller(...)`` (or ``add``) give it the
    (each controller's ``shutdown_timeout``), the Lease is released (a standby takes over at its
    next retry, not after the Lease expires), the informers stop, the event recorders write what
    they hold (``event_recorder``), the server stops, the API client is closed. The whole stop
-   is bounded by ``shutdown_timeout`` (25 s: within Kubernetes' default
-   ``terminationGracePeriodSeconds``, 30 s, after which the kubelet kills); what is left then is
-   cut (keep each controller's ``shutdown_timeout`` below it: a warning says when not; event
-   writes still pending then fail on the closed client, or, with ``close_client=False``, go on
-   in the background).
+   is bounded by ``shutdown_timeout`` (controller-runtime's ``GracefulShutdownTimeout``; 25 s
+   here, not 30, to end within Kubernetes' default ``terminationGracePeriodSeconds``, 30 s,
+   after which the kubelet kills). Past it the manager stops waiting: it logs the parts asked
+   to stop that had not ended (``manager.shutdown_deadline``, ``not_stopped``), cancels them
+   once more, stops the informers, releases the Lease if it holds it (unless the elector's
+   ``release_on_cancel`` is off), closes the rest, and ``run()`` raises ``ShutdownTimeout``
+   ("failed waiting for all runnables to end within grace period of 25s (not stopped: ...)").
+   A part that ignores even that cancellation is left behind: with ``handle_signals`` the
+   process then exits with status 1 (``asyncio.run`` would wait for it forever); the API client
+   is closed before, so it can no longer write (with ``close_client=False`` it can: exit).
+   Keep each controller's ``shutdown_timeout`` below the manager's (a warning says when not);
+   event writes still pending at the deadline fail on the closed client.
    A second signal exits the process at once (status 1).
 
 ``run()`` returns once stopped (so ``asyncio.run(main())`` exits 0). If a part failed (a
@@ -59,6 +66,7 @@ from typing import Any, Self
 from informer._log import get_logger
 from informer.client import Client
 from informer.controller import Controller, Mapper, Reconcile
+from informer.errors import ShutdownTimeout
 from informer.event_recorder import EventRecorder
 from informer.informer import Informer, SharedInformerFactory
 from informer.leader_election import LeaderElector
@@ -66,7 +74,7 @@ from informer.manager._endpoints import Check, Endpoints
 from informer.manager._metrics import MetricsExport
 from informer.manager._parts import Parts
 from informer.manager._probes import liveness, readiness
-from informer.manager._signals import stop_on_signals
+from informer.manager._signals import exit_process, stop_on_signals
 from informer.manager._state import ManagerState
 from informer.manager._watchdog import LoopWatchdog
 from informer.reflector import ReflectorOptions
@@ -149,7 +157,9 @@ class Manager:
         self._leading = False  # controllers run in this replica (a term, or no election)
         self._stop_requested = asyncio.Event()  # binds to a loop on first use
         self._stopping: asyncio.Task[None] | None = None
-        self._failure: BaseException | None = None
+        self._failure: BaseException | None = None  # what run() raises, once stopped
+        self._deadline_passed: ShutdownTimeout | None = None
+        self._informers_stopping = False  # the graceful stop has come to the informers
         self._stop_reason = "stop"
         self._log = _log
 
@@ -310,8 +320,14 @@ class Manager:
 
     async def run(self, *, handle_signals: bool = True) -> None:
         """Start, run until a signal (``handle_signals``), ``stop()`` or a failure, then stop
-        gracefully. Raises the failure of a controller or of the election, if one ended it.
-        Cancelling ``run`` stops gracefully too, then raises ``CancelledError``."""
+        gracefully. Raises what failed (``failure``): a part's error, or ``ShutdownTimeout``.
+        Cancelling ``run`` stops gracefully too, then raises ``CancelledError``.
+
+        With ``handle_signals`` (the process's main), parts still running after a stop cut at
+        its deadline (they ignored their cancellation) would keep ``asyncio.run`` from ever
+        returning: the process then exits at once with status 1, as controller-runtime's does
+        (``manager.exit_with_parts_running``, after the Lease was released and the client
+        closed)."""
         if self._state is ManagerState.STOPPED and self._stopping is None:
             return  # stopped before it started: nothing to run
         with stop_on_signals(self._on_signal) if handle_signals else contextlib.nullcontext():
@@ -320,6 +336,9 @@ class Manager:
                 await self._stop_requested.wait()
             finally:
                 await self.stop()
+        if handle_signals and (left := self._parts.running()):
+            self._log.error("manager.exit_with_parts_running", parts=left, status=1)
+            exit_process(1)
         if self._failure is not None:
             raise self._failure
 
@@ -487,8 +506,8 @@ class Manager:
         """What ``run()`` raises: the one failure, or every failure (controller-runtime
         aggregates the error that ended the manager with those of its stop)."""
         failures = list(self._parts.failures)
-        if self._failure is not None and not any(self._failure is e for _, e in failures):
-            failures.append(("shutdown", self._failure))  # the deadline
+        if self._deadline_passed is not None:
+            failures.append(("shutdown", self._deadline_passed))
         if not failures:
             return None
         if len(failures) == 1:
@@ -515,20 +534,26 @@ class Manager:
         return pending
 
     async def _cut(self, graceful: asyncio.Task[None]) -> None:
-        """``shutdown_timeout`` passed: cut what is left. The Lease is not released: a reconcile
-        that did not stop may still write, so a standby must wait until the Lease expires."""
-        self._log.error("manager.shutdown_deadline", timeout=self.shutdown_timeout)
-        if self._failure is None:
-            self._failure = TimeoutError("the manager did not stop within shutdown_timeout")
-        if self.elector is not None:
-            self.elector.release_on_cancel = False
+        """``shutdown_timeout`` passed: stop waiting (controller-runtime's grace period). Name
+        what did not stop, cancel every part once more (what ignores that is left behind: the
+        process's exit ends it), stop the informers and release the Lease if this replica holds
+        it (a standby takes over at its next retry; the client closes right after, so a part
+        left behind cannot write through it)."""
+        not_stopped = [name for name, task in self._parts.named() if task.cancelling()]
+        if not not_stopped and self._informers_stopping:
+            not_stopped = ["informers"]
+        self._deadline_passed = ShutdownTimeout(self.shutdown_timeout, not_stopped)
+        self._log.error(
+            "manager.shutdown_deadline", timeout=self.shutdown_timeout, not_stopped=not_stopped
+        )
         graceful.cancel()
-        for task in [*self._leader_tasks, *self._runnable_tasks, self._work]:
-            if task is not None:
-                task.cancel()
+        for task in self._parts.tasks():
+            task.cancel()
         await asyncio.wait([graceful])
         await asyncio.gather(*(f.stop() for f in self._factories))
         await asyncio.gather(*(inf.stop() for inf in self._informers))
+        if self.elector is not None and self.elector.release_on_cancel:
+            await self.elector.release()
 
     async def _stop_parts(self) -> None:
         """The graceful order: controllers (in-flight reconciles finish) and runnables, the
@@ -539,6 +564,7 @@ class Manager:
         if work is not None:
             work.cancel()  # ends the term (controllers already stopped) and releases the Lease
             await asyncio.wait([work])
+        self._informers_stopping = True
         await asyncio.gather(*(f.stop() for f in self._factories))
         await asyncio.gather(*(inf.stop() for inf in self._informers))
 

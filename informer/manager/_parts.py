@@ -75,6 +75,10 @@ class Parts:
         self.log.error("manager.part_failed", part=name, error=describe_error(exc))
         self._on_failure()
 
+    def named(self) -> list[tuple[str, asyncio.Task[None]]]:
+        """Every part's name and task, not ended yet, in the order they started."""
+        return [(name, task) for task, name in self._tasks.items() if not task.done()]
+
     def running(self) -> list[str]:
         """The names of the parts whose task has not ended, in the order they started."""
         return [name for task, name in self._tasks.items() if not task.done()]

@@ -14,10 +14,11 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterator
+from typing import NoReturn
 
 from informer._log import get_logger
 
-__all__ = ["EXIT_ON_SECOND_SIGNAL", "SIGNALS", "stop_on_signals"]
+__all__ = ["EXIT_ON_SECOND_SIGNAL", "SIGNALS", "exit_process", "stop_on_signals"]
 
 _log = get_logger("informer.manager")
 
@@ -25,15 +26,21 @@ SIGNALS: tuple[signal.Signals, ...] = (signal.SIGTERM, signal.SIGINT)
 EXIT_ON_SECOND_SIGNAL = 1
 
 
-def _exit_now(sig: signal.Signals) -> None:
-    _log.warning("manager.exit_on_second_signal", signal=sig.name)
+def exit_process(status: int) -> NoReturn:
+    """Exit at once with ``status``, the logs flushed first: no cleanup, no task awaited (a task
+    that ignores its cancellation would keep ``asyncio.run`` from ever returning)."""
     for handler in logging.getLogger().handlers:
         with contextlib.suppress(Exception):
             handler.flush()
     with contextlib.suppress(Exception):
         sys.stdout.flush()
         sys.stderr.flush()
-    os._exit(EXIT_ON_SECOND_SIGNAL)  # no cleanup: the user asked twice
+    os._exit(status)
+
+
+def _exit_now(sig: signal.Signals) -> None:
+    _log.warning("manager.exit_on_second_signal", signal=sig.name)
+    exit_process(EXIT_ON_SECOND_SIGNAL)  # no cleanup: the user asked twice
 
 
 @contextlib.contextmanager
