@@ -199,3 +199,45 @@ async def test_a_takeover_whose_start_is_retried_is_counted_once(api_server: Api
         assert all(c.rings[n].statistics().taken_over == 1 for n in "ac"), [
             c.rings[n].statistics() for n in "ac"
         ]
+
+
+class FailsWhileArmed:
+    """A participant whose ``prepare`` fails while armed (its catch-up list refused for long)."""
+
+    def __init__(self) -> None:
+        self.armed = False
+        self.failed = 0
+
+    async def prepare(self, ranges: ShardSet) -> None:
+        if self.armed:
+            self.failed += 1
+            raise RuntimeError("catch-up failed")
+
+    def started(self, ranges: ShardSet) -> None:
+        return None
+
+    async def stop(self, ranges: ShardSet, timeout: float) -> None:
+        return None
+
+
+async def test_a_takeover_started_after_the_dead_members_lease_was_collected_is_counted(
+    api_server: ApiServer,
+) -> None:
+    async with cluster(api_server, "abc") as c:
+        await c.until_converged(limit=3 * RETRY)
+        failing = {n: FailsWhileArmed() for n in "ac"}
+        for n, p in failing.items():
+            c.rings[n].attach(p)
+            p.armed = True
+        await c.crash("b")
+        while api_server.get(LEASES, "ops-b", "default") is not None:  # collected meanwhile
+            await c.step(RETRY)
+        assert all(p.failed for p in failing.values())
+        assert all(c.rings[n].statistics().taken_over == 0 for n in "ac")
+        for p in failing.values():
+            p.armed = False
+        await c.until_converged(limit=4 * RETRY)
+        assert c.acting.overlaps == []
+        assert all(c.rings[n].statistics().taken_over == 1 for n in "ac"), [
+            c.rings[n].statistics() for n in "ac"
+        ]

@@ -90,10 +90,11 @@ class RingStats:
     """A ring member's view: the live ``members`` it counts (itself included), its shares of the
     space (``target``: what the assignment gives it; ``held``: what it claims; ``acting``: what
     it reconciles), ``ranges`` acted on, and counters: ranges started and stopped (``started``,
-    ``stopped``), starts of ranges whose previous holder's Lease had expired (``taken_over``),
-    claims withdrawn on a conflict, rounds and failed rounds, fencings; ``handover``: how long
-    this member took to act on all of its target once it changed (seconds on its clock, from the
-    round that saw the change to the round that started the last of it)."""
+    ``stopped``), starts of ranges whose previous holder's Lease had expired (or was collected,
+    dead, before the start: a slow catch-up) (``taken_over``), claims withdrawn on a conflict,
+    rounds and failed rounds, fencings; ``handover``: how long this member took to act on all of
+    its target once it changed (seconds on its clock, from the round that saw the change to the
+    round that started the last of it)."""
 
     name: str
     identity: str
@@ -171,6 +172,9 @@ class Ring:
         self.members: tuple[str, ...] = ()  # the live members of the last round
         self._observed: dict[str, Observed] = {}  # Lease name -> the member it showed
         self._published: ShardSet | None = None  # own claims as the last read showed them
+        # what members whose Leases this member collected (dead) claimed, until a live member
+        # claims it: a start of it is a takeover, however late it comes (a slow catch-up)
+        self._orphaned = ShardSet()
         self._participants: list[Participant] = []
         self._counts = dict.fromkeys(
             (
@@ -308,6 +312,7 @@ class Ring:
         self.target = ShardSet()
         self.members = ()
         self._published = None
+        self._orphaned = ShardSet()
         self._missing_since = None
         self._changed.set()
 
@@ -339,6 +344,7 @@ class Ring:
     async def _round_steps(self) -> None:
         await self._read()
         live = self._live()
+        self._orphaned = self._orphaned - self._claimed_by(live)  # a live member took it
         self.members = tuple(sorted({self.identity, *(o.identity for o in live)}))
         self.target = assign(self.members, self.partitions).get(self.identity, ShardSet())
         if self.target - self.acting and self._missing_since is None:
@@ -370,9 +376,11 @@ class Ring:
         startable = (pending - contested) & (self._published or ShardSet())
         if startable and self._lease.is_leader:
             expired = [o for o in self._observed.values() if not o.live(self.clock.now())]
-            took = any(o.claims() & startable for o in expired)
-            if await self._start(startable) and took:  # counted once started, not per try
-                self._counts["taken_over"] += 1
+            took = any(o.claims() & startable for o in expired) or bool(self._orphaned & startable)
+            if await self._start(startable):
+                self._orphaned = self._orphaned - startable
+                if took:  # counted once started, not per try
+                    self._counts["taken_over"] += 1
 
     def _set_held(self, held: ShardSet) -> None:
         if held != self.held:
@@ -410,6 +418,9 @@ class Ring:
             member = read_member(lease, self._observed.get(lease.name), now)
             if member is not None:
                 seen[lease.name] = member
+        for name, o in self._observed.items():  # collected by another member: it was dead
+            if name not in seen and not o.live(now):
+                self._orphaned = self._orphaned | o.claims()
         self._observed = seen
         await self._collect(now)
 
@@ -429,6 +440,7 @@ class Ring:
                 self._log.warning("ring.collect_failed", error=describe_error(exc))
                 continue
             self._log.info("ring.collected", member=o.identity)
+            self._orphaned = self._orphaned | o.claims()
             del self._observed[name]
 
     # -- participants -------------------------------------------------------------------------
