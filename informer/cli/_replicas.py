@@ -77,6 +77,9 @@ class World:
     crashed_at: float | None = None
     lost: ShardSet = field(default_factory=ShardSet)  # the crashed replica's ranges
     claimed_at: float | None = None  # when live replicas claimed all of ``lost``
+    # how late this process ran between the crash and the claim: a loaded machine that does not
+    # schedule it delays the ring's rounds (and its observations of the dead Lease) by as much
+    late: float = 0.0
     covered_at: float | None = None  # when live replicas acted on all of ``lost`` again
     created: Counter[str] = field(default_factory=Counter)  # child -> successful creates
     reconciles: Counter[str] = field(default_factory=Counter)  # replica -> reconciles
@@ -224,6 +227,13 @@ class Fleet:
         await r.parents.stop()
         await r.children.stop()
         await r.client.api_client.close()
+
+    def note_late(self, seconds: float) -> None:
+        """The event loop ran ``seconds`` later than asked (counted from the crash to the
+        claim: the bound on the claim assumes the process runs when its timers are due)."""
+        w = self.world
+        if w.crashed_at is not None and w.claimed_at is None and seconds > 0:
+            w.late += seconds
 
     def note_cover(self) -> None:
         """Note when the live replicas act on all of the crashed one's ranges again."""

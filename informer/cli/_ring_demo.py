@@ -45,6 +45,7 @@ __all__ = ["run_replicas"]
 _IDLE_TIMEOUT = 2.0
 _SETTLE_TIMEOUT = 60.0
 _EVENTS_SHOWN = 4
+_TICK = 0.1  # how often the ring is looked at
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,12 +119,16 @@ class ReplicasDemo:
         self.say(f"{name} added")
 
     async def observe(self) -> None:
-        """Look at the ring every 0.1 s (it has no event to await across members)."""
+        """Look at the ring every 0.1 s (it has no event to await across members), and note how
+        late each look comes: the time this process was not run when its timers were due."""
+        loop = asyncio.get_running_loop()
         while True:
             self.watch_ring()
             self.fleet.note_cover()
             self.ticked.set()
-            await asyncio.sleep(0.1)
+            asked = loop.time()
+            await asyncio.sleep(_TICK)
+            self.fleet.note_late(loop.time() - asked - _TICK)
 
     def watch_ring(self) -> None:
         """Note ranges taken over and handovers finished since the last look."""
@@ -253,13 +258,18 @@ class ReplicasDemo:
         if w.crashed is not None and w.crashed_at is not None:
             claimed = None if w.claimed_at is None else w.claimed_at - w.crashed_at
             covered = None if w.covered_at is None else w.covered_at - w.crashed_at
+            # the bound holds in the time the process was run: a machine too loaded to run it
+            # when its timers are due (seen as late looks at the ring) delays every round
+            late = round(w.late, 1)
             checks.append(
                 Check(
-                    claimed is not None and covered is not None and claimed <= t.bound,
+                    claimed is not None and covered is not None and claimed <= t.bound + late,
                     f"{w.crashed}'s ranges claimed by the others "
                     + ("never" if claimed is None else f"{claimed:.1f} s after the crash")
                     + f" (bound: lease {t.lease:.0f} s + 2 x retry {t.retry:.1f} s = "
-                    f"{t.bound:.0f} s, as observed every 0.1 s), acted on "
+                    f"{t.bound:.0f} s"
+                    + (f", + {late:.1f} s this process ran late meanwhile" if late else "")
+                    + ", as observed every 0.1 s), acted on "
                     + ("never" if covered is None else f"after {covered:.1f} s")
                     + " (their caches listed them first, through the faults)",
                 )

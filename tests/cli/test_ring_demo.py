@@ -5,14 +5,24 @@ child created twice, the dead replica's ranges claimed within lease + 2 x retry,
 cache holding its ranges' parents only.
 
 The run against a server that ignores ``shardSelector`` starts with the module and runs while the
-terminal test reads its own run (the runs take about 15 s each)."""
+terminal test reads its own run (the runs take about 15 s each).
+
+The bound on the claim (lease + 2 x retry) holds in the time the demo's process is run: on a
+loaded machine that leaves it unscheduled for a while, every round is that much later, so the
+time its looks at the ring came late (from the crash to the claim) is added to the bound; the
+runs' exit status would otherwise depend on the machine's load."""
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 from collections.abc import Iterator
 
 import pytest
+
+from informer.cli._ring_demo import ReplicasDemo
+from informer.shards import ShardSet
+from informer.testing import ApiServer
 
 from .conftest import REPO_ROOT, cli, cli_env
 from .test_live_view import Terminal, table_columns
@@ -99,3 +109,29 @@ def test_replicas_demo_holds_its_checks_against_a_server_ignoring_shard_selector
     assert any("shardSelector=off" in line for line in lines)
     assert any(line.startswith("  r1: state=member ranges=") for line in lines)  # plain lines
     assert_checks_hold(lines)
+
+
+async def test_the_claim_bound_adds_the_time_the_process_was_not_run() -> None:
+    args = argparse.Namespace(
+        replicas=3, objects=0, rate=1.0, seed=1, fault_interval=1.0, faults=False, duration=5.0
+    )
+    async with ApiServer() as server:
+        demo = ReplicasDemo(args, server)
+        fleet, w = demo.fleet, demo.fleet.world
+        fleet.note_late(3.0)  # before the crash: no round of the takeover was delayed
+        w.crashed, w.crashed_at, w.lost = "r2", 10.0, ShardSet.full()
+        fleet.note_late(0.5)
+        fleet.note_late(-0.01)  # early wake-ups do not count
+        fleet.note_late(0.3)
+        w.claimed_at = w.covered_at = 10.0 + fleet.timings.bound + 0.6
+        fleet.note_late(2.0)  # after the claim: not counted either
+
+        def claim_check() -> tuple[bool, str]:
+            (check,) = [c for c in demo.checks(settled=True) if "claimed by" in c.text]
+            return check.ok, check.text
+
+        ok, text = claim_check()
+        assert ok and "+ 0.8 s this process ran late meanwhile" in text, text
+        w.late = 0.0  # a process run on time: 0.6 s past the bound is a failure
+        ok, text = claim_check()
+        assert not ok and "ran late" not in text, text
