@@ -366,7 +366,7 @@ class LeaderElector:
 
         timer = self.clock.call_at(deadline, cut)
         try:
-            return await attempt
+            return await asyncio.shield(attempt)
         except asyncio.CancelledError:
             if expired:
                 self.attempt_timeouts += 1
@@ -374,6 +374,7 @@ class LeaderElector:
                 return _Attempt.FAILED
             task = asyncio.current_task()
             if task is not None and task.cancelling():
+                await self._finish_in_flight(attempt)
                 raise
             error = "CancelledError"  # the attempt awaited something another task cancelled
         except Exception as exc:
@@ -383,6 +384,20 @@ class LeaderElector:
         self.attempt_errors += 1
         self._log.warning("leader_election.attempt_failed", error=error)
         return _Attempt.FAILED
+
+    async def _finish_in_flight(self, attempt: asyncio.Future[_Attempt]) -> None:
+        """The campaign is cancelled (a shutdown) while an attempt is in flight: let it end
+        (still cut at its deadline) rather than abandon it, since a write the server applied
+        would then name this candidate unknown to it, and no release would clear it (a standby
+        would wait for the Lease to expire). Once it ended, the Lease it wrote is observed and
+        the release at the end of ``run`` clears it. A second cancellation abandons it."""
+        try:
+            await asyncio.wait([attempt])
+        finally:
+            if not attempt.done():
+                attempt.cancel()
+            elif not attempt.cancelled():
+                attempt.exception()  # read: a failed attempt is one failed attempt, nothing more
 
     async def _try_until(self, deadline: float) -> _Attempt:
         """One attempt whose requests the client does not retry past ``deadline``: a throttled

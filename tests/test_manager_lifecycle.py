@@ -28,7 +28,7 @@ from informer import (
     ShutdownTimeout,
 )
 from informer._log import capture_logs
-from informer.testing import ApiServer
+from informer.testing import ApiServer, Fault
 from tests.conftest import ELECTION, FAST, wait_until
 
 pytestmark = pytest.mark.asyncio
@@ -228,3 +228,20 @@ async def test_past_the_grace_period_a_lease_not_to_be_released_is_kept(
         release.set()
         await manager.stop()
         await wait_until(lambda: not manager_tasks())
+
+
+async def test_a_stop_while_the_lease_is_being_acquired_releases_it(api_server: ApiServer) -> None:
+    """The server applies the Lease's creation but answers late; the stop comes in between: the
+    campaign lets the attempt end and releases what it wrote, rather than leave a Lease naming
+    a replica that is gone (every standby would wait for it to expire)."""
+    late = api_server.faults.add(Fault(verb="create", resource="leases", answer_latency=0.5))
+    manager = new_manager(api_server, leader_election="late")
+    manager.informer(CONFIGMAPS)
+    await manager.start()
+    await api_server.wait_for_requests(
+        lambda _: api_server.get(LEASES, "late", "default") is not None  # created, not answered
+    )
+    await manager.stop()
+    assert late.fired == 1
+    assert manager.elector is not None and not manager.elector.is_leader
+    assert not holder(api_server, "late")

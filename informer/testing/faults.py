@@ -41,6 +41,9 @@ class Fault:
 
     Actions (combine freely):
       - ``latency``: seconds to wait before answering.
+      - ``answer_latency``: seconds to wait after the request was applied, before the answer
+        goes out (a write whose answer is late or lost: a client that gives up meanwhile does
+        not know the write happened). Not for watches.
       - ``status``: answer this HTTP code with a real-looking Status body (``message``, ``reason``
         and ``status_body`` override it), or with ``text_body`` as text/plain like the real 429
         limiter; ``retry_after`` sets ``Retry-After`` and ``details.retryAfterSeconds``.
@@ -75,6 +78,7 @@ class Fault:
     text_body: str | None = None
     retry_after: int | None = None
     latency: float = 0.0
+    answer_latency: float = 0.0
     list_lag: int | None = None
     after_events: int = 0
     close_after_events: int | None = None

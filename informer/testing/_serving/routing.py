@@ -144,6 +144,8 @@ class HttpApi:
                 response = non_resource(request, self.options, self.registry)
             else:
                 response = await self._dispatch(request, record, route, route.kind, query, fault)
+                if fault is not None and fault.answer_latency and record.verb != "watch":
+                    await self.history.sleep(fault.answer_latency)  # applied, not yet answered
         except StatusError as error:
             response = error_response(request, error)
         if not record.status:
