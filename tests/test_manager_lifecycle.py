@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 
 from informer import (
@@ -228,6 +231,151 @@ async def test_past_the_grace_period_a_lease_not_to_be_released_is_kept(
         release.set()
         await manager.stop()
         await wait_until(lambda: not manager_tasks())
+
+
+# -- stop() racing start() ------------------------------------------------------------------------
+class Observed:
+    """A manager with a runnable in every replica and one on the leader, each recording when its
+    body begins and ends, and whether ``stop()`` had been called by then."""
+
+    def __init__(self, server: ApiServer, election: bool) -> None:
+        self.server = server
+        self.manager = new_manager(server, leader_election="race" if election else None)
+        if self.manager.elector is not None:
+            self.manager.elector = LeaderElector(self.manager.client, "race", "default", **ELECTION)
+        self.manager.informer(CONFIGMAPS)
+        self.stop_called = False
+        self.began: list[tuple[str, bool]] = []  # (runnable, stop called by then)
+        self.ended: list[str] = []
+        self.running = asyncio.Event()
+        for name, leader in (("everywhere", False), ("leader", True)):
+            self.manager.add_runnable(self.runnable(name), name=name, needs_leader=leader)
+
+    def runnable(self, name: str) -> Any:
+        async def run() -> None:
+            self.began.append((name, self.stop_called))
+            self.running.set()
+            try:
+                await asyncio.Event().wait()
+            finally:
+                self.ended.append(name)
+
+        return run
+
+    async def stop(self) -> None:
+        self.stop_called = True
+        await self.manager.stop()
+
+    async def check_stopped(self, bound: int | None) -> None:
+        """What must hold once ``stop()`` has returned."""
+        manager = self.manager
+        assert manager.state is ManagerState.STOPPED
+        assert [name for name, after_stop in self.began if after_stop] == []
+        assert sorted(self.ended) == sorted(name for name, _ in self.began)
+        left = [
+            t.get_name()
+            for t in asyncio.all_tasks()
+            if not t.done()
+            and t.get_name().startswith(("informer-manager", "informer-loop", "informer-config"))
+        ]
+        assert left == []
+        assert all(inf.state is InformerState.STOPPED for inf in manager.informers)
+        assert not holder(self.server, "race")
+        if bound:  # nothing listens on the port the start bound
+            with pytest.raises(OSError):
+                _, writer = await asyncio.open_connection("127.0.0.1", bound)
+                writer.close()
+
+
+async def race(server: ApiServer, election: bool, driver: str, point: Any) -> None:
+    """Start (``start()`` or ``run()``), ``stop()`` at ``point``, check the outcome."""
+    observed = Observed(server, election)
+    manager = observed.manager
+    if driver == "run":
+        started = asyncio.create_task(manager.run(handle_signals=False))
+    else:
+        started = asyncio.create_task(manager.start())
+    try:
+        async with asyncio.timeout(30):
+            await point(observed)
+            await observed.stop()
+            assert manager.state is ManagerState.STOPPED  # stop() returned: stopped
+            assert await started is None  # start() (or run()) returns: the stop won, no error
+            await observed.check_stopped(manager.port)
+    finally:
+        if not started.done():
+            started.cancel()
+        await manager.stop()
+
+
+def after_yields(n: int) -> Any:
+    async def point(observed: Observed) -> None:
+        for _ in range(n):
+            await asyncio.sleep(0)  # an interleaving point, not a wait for time
+
+    return point
+
+
+def when_requested(verb: str, resource: str) -> Any:
+    async def point(observed: Observed) -> None:
+        await observed.server.wait_for_requests(lambda r: r.verb == verb and r.resource == resource)
+
+    return point
+
+
+async def when_running(observed: Observed) -> None:
+    await observed.running.wait()
+
+
+POINTS = {
+    "before-the-start-ran": after_yields(0),
+    "binding-the-port": after_yields(1),
+    "just-bound": after_yields(4),
+    "listing": when_requested("list", "configmaps"),
+    "campaigning": when_requested("get", "leases"),
+    "runnable-running": when_running,
+}
+
+
+@pytest.mark.parametrize("driver", ["start", "run"])
+@pytest.mark.parametrize("point", list(POINTS))
+async def test_a_stop_at_any_point_of_the_start_leaves_nothing_running_or_listening(
+    api_server: ApiServer, point: str, driver: str
+) -> None:
+    await race(api_server, election=True, driver=driver, point=POINTS[point])
+
+
+@settings(max_examples=20, database=None)
+@given(yields=st.integers(0, 40), election=st.booleans(), driver=st.sampled_from(["start", "run"]))
+def test_a_stop_after_any_number_of_loop_steps_leaves_nothing_running_or_listening(
+    yields: int, election: bool, driver: str
+) -> None:
+    async def main() -> None:
+        async with ApiServer(too_large_wait=0.01) as server:
+            await race(server, election, driver, after_yields(yields))
+
+    asyncio.run(main())
+
+
+async def test_a_start_that_cannot_bind_stops_once_and_says_why(api_server: ApiServer) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        manager = new_manager(api_server)
+        manager.port = taken.getsockname()[1]
+        with capture_logs() as logs:
+            with pytest.raises(OSError) as raised:
+                await manager.start()
+            await manager.stop()  # stopped already: returns, stops nothing twice
+    assert manager.state is ManagerState.STOPPED
+    assert manager.failure is raised.value
+    assert [e["event"] for e in logs if e["event"].startswith("manager.stop")] == [
+        "manager.stopping",
+        "manager.stopped",
+    ]
+    assert [e.get("part") for e in logs if e["event"] == "manager.part_failed"] == ["endpoints"]
+    with pytest.raises(RuntimeError, match="runs once"):
+        await manager.start()
 
 
 async def test_a_stop_while_the_lease_is_being_acquired_releases_it(api_server: ApiServer) -> None:

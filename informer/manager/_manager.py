@@ -156,7 +156,9 @@ class Manager:
         self._runnable_tasks: list[asyncio.Task[None]] = []  # runnables of every replica
         self._leading = False  # controllers run in this replica (a term, or no election)
         self._stop_requested = asyncio.Event()  # binds to a loop on first use
-        self._stopping: asyncio.Task[None] | None = None
+        self._began = False  # start() was entered (a manager stopped before that never runs)
+        self._served = asyncio.Event()  # start() has bound its port, or failed to, or has none
+        self._stopping: asyncio.Task[None] | None = None  # the one stop, once begun
         self._failure: BaseException | None = None  # what run() raises, once stopped
         self._deadline_passed: ShutdownTimeout | None = None
         self._informers_stopping = False  # the graceful stop has come to the informers
@@ -328,7 +330,7 @@ class Manager:
         returning: the process then exits at once with status 1, as controller-runtime's does
         (``manager.exit_with_parts_running``, after the Lease was released and the client
         closed)."""
-        if self._state is ManagerState.STOPPED and self._stopping is None:
+        if self._state is ManagerState.STOPPED and not self._began:
             return  # stopped before it started: nothing to run
         with stop_on_signals(self._on_signal) if handle_signals else contextlib.nullcontext():
             await self.start()
@@ -344,9 +346,18 @@ class Manager:
 
     async def start(self) -> None:
         """Serve the endpoints, start the informers, and return; syncing, the election and the
-        controllers go on in the background (``wait_synced``)."""
+        controllers go on in the background (``wait_synced``).
+
+        A manager runs once: ``start`` raises ``RuntimeError`` if it was started before. A stop
+        wins over a start: a manager stopped before it started returns at once and never runs;
+        a ``stop()`` while ``start`` binds its port (its one wait) makes ``start`` return once
+        bound, having started nothing more, and the stop closes the port. If the port cannot be
+        bound, the manager stops (what it opened is closed) and ``start`` raises that error."""
+        if self._state is ManagerState.STOPPED and not self._began:
+            return  # stopped before it started: it never runs
         if self._state is not ManagerState.NEW:
             raise RuntimeError(f"a manager runs once (this one is {self._state.value})")
+        self._began = True
         self._state = ManagerState.STARTING
         if self.elector is not None:  # set in the constructor, or assigned since
             self._log = _log.bind(lease=f"{self.elector.namespace}/{self.elector.name}")
@@ -373,14 +384,16 @@ class Manager:
             )
             try:
                 self.port = await self._endpoints.start()
-            except BaseException:  # the port is taken: nothing started, nothing runs
-                self._endpoints = None
-                await self.watchdog.stop()
-                self._metrics.unregister()
-                if self.close_client:
-                    await self.api.close()
-                self._state = ManagerState.STOPPED
+            except BaseException as exc:  # e.g. the port is taken: nothing started, nothing runs
+                self._endpoints = None  # nothing is served
+                self._served.set()
+                if isinstance(exc, Exception):  # not the caller's cancellation
+                    self._parts.record("endpoints", exc)
+                await asyncio.wait([self._begin_stop()])  # closes what was opened
                 raise
+        self._served.set()
+        if self._state is not ManagerState.STARTING:  # stopped while binding: the stop closes it
+            return
         for factory in self._factories:
             factory.start()
         for inf in self._informers:
@@ -405,15 +418,28 @@ class Manager:
         self._stop_requested.set()
 
     async def stop(self) -> None:
-        """Stop gracefully (see the module docstring); every caller returns once stopped."""
-        if self._state is ManagerState.NEW:
-            self._state = ManagerState.STOPPED
-            await self._close_recorders(self.shutdown_timeout)  # used before any start
-            return
-        self.request_stop()
+        """Stop gracefully (see the module docstring); every caller returns once stopped. From
+        the moment it is called nothing more starts (no informer, controller or runnable), also
+        when it comes while ``start`` binds its port. A manager stopped before it started never
+        runs; its event recorders and API client are closed all the same."""
+        # not cancelled with the caller: the stop must finish
+        await asyncio.wait([self._begin_stop()])
+
+    def _begin_stop(self) -> asyncio.Task[None]:
+        """The stop, begun once and at once (in the caller's step): the state says so and no
+        part starts from here on, then the stop runs as a task every caller waits for."""
         if self._stopping is None:
-            self._stopping = asyncio.create_task(self._shutdown(), name="informer-manager-stop")
-        await asyncio.wait([self._stopping])  # not cancelled with the caller: it must finish
+            self.request_stop()
+            self._parts.close()
+            if self._state is ManagerState.NEW:
+                self._state = ManagerState.STOPPED
+                self._stopping = asyncio.create_task(
+                    self._stop_unstarted(), name="informer-manager-stop"
+                )
+            else:
+                self._state = ManagerState.STOPPING
+                self._stopping = asyncio.create_task(self._shutdown(), name="informer-manager-stop")
+        return self._stopping
 
     def _on_signal(self, name: str) -> None:
         self._stop_reason = name
@@ -426,6 +452,8 @@ class Manager:
     # -- the work: sync, then the controllers (under the election) -------------------------
     async def _run_work(self) -> None:
         await self.wait_synced()
+        if not self._parts.open:
+            return  # stopping: no runnable starts, no campaign
         if self._state is ManagerState.STARTING:
             self._state = ManagerState.RUNNING
         self._log.info("manager.synced", informers=len(self.informers))
@@ -476,8 +504,7 @@ class Manager:
 
     # -- stopping ---------------------------------------------------------------------------
     async def _shutdown(self) -> None:
-        self._state = ManagerState.STOPPING
-        self._parts.close()  # nothing starts any more
+        await self._served.wait()  # a start() binding its port: what it bound is closed below
         self._log.info("manager.stopping", reason=self._stop_reason)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.shutdown_timeout
@@ -516,6 +543,13 @@ class Manager:
         return BaseExceptionGroup(
             f"{len(failures)} parts of the manager failed ({names})", [e for _, e in failures]
         )
+
+    async def _stop_unstarted(self) -> None:
+        """The stop of a manager that never started: its event recorders (if one was made, it
+        may hold events), then the API client it owns."""
+        await self._close_recorders(self.shutdown_timeout)
+        if self.close_client:
+            await self.api.close()
 
     async def _close_recorders(self, timeout: float) -> set[asyncio.Task[None]]:
         """Close the event recorders (their pending writes and series counts written), after
