@@ -344,3 +344,60 @@ async def test_server_side_apply_creates_are_mutated_and_mutators_reinvoked_if_n
     operations = [r["request"]["operation"] for r in webhook.reviews]
     assert operations == ["CREATE", "CREATE", "CREATE"]  # first, second, first again
     assert webhook.reviews[0]["request"]["options"]["kind"] == "PatchOptions"
+
+
+async def test_match_conditions_choose_the_webhooks_called_and_errors_follow_failure_policy(
+    server: ApiServer, webhook: Webhook
+) -> None:
+    conditions = [
+        {"name": "not-kube-system", "expression": 'request.namespace != "kube-system"'},
+        {"name": "admitted", "expression": 'object.metadata.labels["admit"] == "yes"'},
+    ]
+    server.seed(both(webhook, matchConditions=conditions))
+    async with aiohttp.ClientSession() as session:
+        labelled = cm("labelled", forbidden="x")
+        labelled["metadata"]["labels"] = {"admit": "yes"}
+        code, status, _ = await post(session, server, labelled)
+        assert code == 422 and "forbidden is x" in status["message"]
+        other = cm("other", forbidden="x")
+        other["metadata"]["labels"] = {"admit": "no"}
+        code, created, _ = await post(session, server, other)  # a false condition: not called
+        assert code == 201 and created["metadata"]["labels"] == {"admit": "no"}
+        # no labels: the second condition fails to evaluate, the webhook fails closed
+        code, status, _ = await post(session, server, cm("unlabelled"))
+        assert code == 403 and status["reason"] == "Forbidden"
+        assert status["message"] == (
+            'configmaps "unlabelled" is forbidden: expression '
+            '\'object.metadata.labels["admit"] == "yes"\' resulted in error: no such key: labels'
+        )
+        assert status["details"] == {"name": "unlabelled", "kind": "configmaps"}
+    assert {r["request"]["name"] for r in webhook.reviews} == {"labelled"}
+
+
+async def test_a_false_match_condition_wins_over_errors_and_ignore_skips_on_errors(
+    server: ApiServer, webhook: Webhook
+) -> None:
+    failing = {"name": "fails", "expression": 'object.data["missing"] == "x"'}
+    false = {"name": "false", "expression": "oldObject != null"}
+    client = {"url": f"{webhook.url}/validate", "caBundle": webhook.ca_bundle}
+    server.seed(
+        [
+            configuration(
+                "ValidatingWebhookConfiguration",
+                "false.example.com",
+                client,
+                matchConditions=[failing, false],
+            ),
+            configuration(
+                "ValidatingWebhookConfiguration",
+                "ignore.example.com",
+                client,
+                matchConditions=[failing],
+                failurePolicy="Ignore",
+            ),
+        ]
+    )
+    async with aiohttp.ClientSession() as session:
+        code, _, _ = await post(session, server, cm("created", forbidden="x"))
+    assert code == 201
+    assert webhook.reviews == []

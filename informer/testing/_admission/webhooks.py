@@ -28,8 +28,11 @@ references are resolved through ``ApiServer.webhook_services``, a mapping of
 ``"https://127.0.0.1:8443"``; the reference's ``path`` is appended. An unmapped service is a call
 failure (as an unreachable one is).
 
-Not done: ``matchConditions`` (CEL) are not evaluated (a webhook with them is called as if they
-matched), ``matchPolicy: Equivalent`` does not match other versions of a resource, and writes
+- ``matchConditions`` (CEL) are evaluated once rules and selectors matched, against the object
+  as it is when the webhook's turn comes (see ``conditions``): a false one skips the webhook, one
+  that fails to evaluate refuses the request (403) or skips it (``failurePolicy: Ignore``).
+
+Not done: ``matchPolicy: Equivalent`` does not match other versions of a resource, and writes
 made by the server's own controllers (garbage collector, namespace deletion) are not admitted.
 """
 
@@ -48,6 +51,7 @@ import msgspec
 
 from informer.resource import NAMESPACES, Resource
 from informer.testing import _status as st
+from informer.testing._admission.conditions import conditions_met
 from informer.testing._admission.matching import Attributes, matches_rules, selector_matches
 from informer.testing._catalog.specs import MUTATINGWEBHOOKS as MUTATING
 from informer.testing._catalog.specs import VALIDATINGWEBHOOKS as VALIDATING
@@ -151,28 +155,45 @@ class AdmissionWebhooks:
             for h in self._configured(MUTATING if mutating else VALIDATING)
             if self._meets(h, attrs, obj, old)
         ]
-        if attrs.dry_run:
-            for hook in hooks:
-                if hook.get("sideEffects") not in _DRY_RUN_SAFE:
-                    raise st.bad_request(
-                        f'admission webhook "{hook["name"]}" does not support dry run'
-                    )
         if not mutating:
-            await asyncio.gather(*(self._call(h, attrs, obj, old, warnings) for h in hooks))
+            called = [h for h in hooks if self._to_call(h, attrs, obj, old, warnings)]
+            await asyncio.gather(*(self._call(h, attrs, obj, old, warnings) for h in called))
             return obj
         changed_by: dict[int, bool] = {}
+        called_at: set[int] = set()
         for index, hook in enumerate(hooks):
+            if not self._to_call(hook, attrs, obj, old, warnings):
+                continue
+            called_at.add(index)
             patched = await self._call(hook, attrs, obj, old, warnings)
             if patched is not None and patched != obj:
                 obj = patched
                 for earlier in range(index):
                     changed_by[earlier] = True
         for index, hook in enumerate(hooks):  # reinvocationPolicy: IfNeeded, at most once more
-            if changed_by.get(index) and hook.get("reinvocationPolicy") == "IfNeeded":
+            if (
+                index in called_at
+                and changed_by.get(index)
+                and hook.get("reinvocationPolicy") == "IfNeeded"
+                and self._to_call(hook, attrs, obj, old, warnings)
+            ):
                 patched = await self._call(hook, attrs, obj, old, warnings)
                 if patched is not None:
                     obj = patched
         return obj
+
+    def _to_call(
+        self, hook: Json, attrs: Attributes, obj: Json | None, old: Json | None, warnings: list[str]
+    ) -> bool:
+        """Whether a webhook whose rules and selectors matched is called for the object as it
+        is now: its ``matchConditions`` (a 403 when they fail to evaluate under Fail), then the
+        dry-run check (400 for a webhook with side effects)."""
+        variables = {"object": obj, "oldObject": old, "request": _request(attrs)}
+        if not conditions_met(hook, attrs, variables, warnings):
+            return False
+        if attrs.dry_run and hook.get("sideEffects") not in _DRY_RUN_SAFE:
+            raise st.bad_request(f'admission webhook "{hook["name"]}" does not support dry run')
+        return True
 
     async def _call(
         self,
@@ -246,38 +267,7 @@ class AdmissionWebhooks:
         versions = list(hook.get("admissionReviewVersions") or ["v1"])
         version = "v1" if "v1" in versions else "v1beta1"
         uid = str(uuid.uuid4())
-        resource = attrs.resource
-        request: Json = {
-            "uid": uid,
-            "kind": {"group": resource.group, "version": resource.version, "kind": resource.kind},
-            "resource": {
-                "group": resource.group,
-                "version": resource.version,
-                "resource": resource.plural,
-            },
-            "requestKind": {
-                "group": resource.group,
-                "version": resource.version,
-                "kind": resource.kind,
-            },
-            "requestResource": {
-                "group": resource.group,
-                "version": resource.version,
-                "resource": resource.plural,
-            },
-            "name": attrs.name,
-            "operation": attrs.operation,
-            "userInfo": attrs.user_info,
-            "object": obj,
-            "oldObject": old,
-            "dryRun": attrs.dry_run,
-            "options": attrs.options,
-        }
-        if attrs.subresource:
-            request["subResource"] = attrs.subresource
-            request["requestSubResource"] = attrs.subresource
-        if attrs.namespace:
-            request["namespace"] = attrs.namespace
+        request: Json = {"uid": uid, **_request(attrs), "object": obj, "oldObject": old}
         review = {
             "apiVersion": f"admission.k8s.io/{version}",
             "kind": "AdmissionReview",
@@ -328,6 +318,30 @@ class AdmissionWebhooks:
             return ssl.create_default_context(cadata=pem)
         except (binascii.Error, ValueError, ssl.SSLError) as error:
             raise _CallFailed(f"failed to call webhook: invalid caBundle: {error}") from None
+
+
+def _request(attrs: Attributes) -> Json:
+    """The AdmissionRequest of ``attrs`` without uid and objects (``request`` in CEL)."""
+    resource = attrs.resource
+    kind = {"group": resource.group, "version": resource.version, "kind": resource.kind}
+    gvr = {"group": resource.group, "version": resource.version, "resource": resource.plural}
+    request: Json = {
+        "kind": kind,
+        "resource": gvr,
+        "requestKind": dict(kind),
+        "requestResource": dict(gvr),
+        "name": attrs.name,
+        "operation": attrs.operation,
+        "userInfo": attrs.user_info,
+        "dryRun": attrs.dry_run,
+        "options": attrs.options,
+    }
+    if attrs.subresource:
+        request["subResource"] = attrs.subresource
+        request["requestSubResource"] = attrs.subresource
+    if attrs.namespace:
+        request["namespace"] = attrs.namespace
+    return request
 
 
 def _denied(name: str, result: Any) -> st.StatusError:

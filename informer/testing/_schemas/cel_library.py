@@ -6,7 +6,8 @@ Strings (``lowerAscii``, ``upperAscii``, ``trim``, ``replace``, ``split``, ``joi
 ``isQuantity``, ``compareTo``, ``isGreaterThan``, ``isLessThan``, ``add``, ``sub``,
 ``asInteger``, ``asApproximateFloat``, ``isInteger``, ``sign``) and URLs (``url``, ``isURL``,
 ``getScheme``, ``getHost``, ``getHostname``, ``getPort``, ``getEscapedPath``, ``getQuery``),
-with the semantics of the apiserver's ``k8s.io/apiserver/pkg/cel/library``.
+with the semantics of the apiserver's ``k8s.io/apiserver/pkg/cel/library``; and indexing
+(``_[_]``) that propagates errors as cel-go does.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any, Final
 from urllib.parse import parse_qs, urlsplit
 
 from celpy import celtypes
+from celpy.evaluation import CELEvalError
 
 __all__ = ["FUNCTIONS"]
 
@@ -147,11 +149,26 @@ def _last_index_of(text: Any, sub: Any) -> Any:
     return celtypes.IntType(str(text).rfind(str(sub)))
 
 
+def _index(member: Any, index: Any) -> Any:
+    """``_[_]`` with CEL's error propagation: an operand that is an error is the result
+    (cel-python's own reports a type mismatch of the error instead), a missing key is cel-go's
+    ``no such key: <key>``."""
+    if isinstance(member, CELEvalError):
+        return member
+    if isinstance(index, CELEvalError):
+        return index
+    try:
+        return member[index]
+    except KeyError:
+        return CELEvalError(f"no such key: {index}", KeyError, (index,))
+
+
 def _s(value: str) -> Any:
     return celtypes.StringType(value)
 
 
 FUNCTIONS: Final[dict[str, Callable[..., Any]]] = {
+    "_[_]": _index,
     "lowerAscii": lambda t: _s(str(t).lower()),
     "upperAscii": lambda t: _s(str(t).upper()),
     "trim": lambda t: _s(str(t).strip()),

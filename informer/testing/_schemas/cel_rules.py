@@ -24,7 +24,14 @@ from typing import Any, Final
 
 from informer.testing._schemas.openapi_validation import FieldError, path_string
 
-__all__ = ["CelOutcome", "compile_error", "evaluate_rules"]
+__all__ = [
+    "CelEvaluationError",
+    "CelOutcome",
+    "CelUnsupported",
+    "compile_error",
+    "evaluate_expression",
+    "evaluate_rules",
+]
 
 Json = dict[str, Any]
 _OLD_SELF: Final = re.compile(r"\boldSelf\b")
@@ -77,6 +84,36 @@ def _program(rule: str) -> Any:
         return env.program(env.compile(rule), functions=FUNCTIONS)
     except Exception as error:  # a parse error of cel-python: not checkable here
         return f"{type(error).__name__}: {error}"
+
+
+class CelUnsupported(Exception):
+    """An expression that cannot be evaluated here (a function or variable ``cel-python`` and
+    ``cel_library`` do not have, or no ``cel-python``): nothing can be said of it."""
+
+
+class CelEvaluationError(Exception):
+    """An expression that failed; its message as cel-go words it (``no such key: x``)."""
+
+
+def evaluate_expression(expression: str, variables: dict[str, Any]) -> Any:
+    """The value of ``expression`` with ``variables`` (JSON values) bound; raises
+    ``CelUnsupported`` or ``CelEvaluationError``."""
+    if celpy is None:
+        raise CelUnsupported("install kube-informer[cel]")
+    program = _program(expression)
+    if isinstance(program, str):
+        raise CelUnsupported(program)
+    activation = {name: json_to_cel(value) for name, value in variables.items()}
+    try:
+        return program.evaluate(activation)
+    except Exception as error:
+        reason = str(error.args[0]) if getattr(error, "args", None) else str(error)
+        if "undeclared reference" in reason or "no such overload" in reason.lower():
+            raise CelUnsupported(reason) from None
+        missing = _NO_SUCH_MEMBER.search(reason)
+        raise CelEvaluationError(
+            f"no such key: {missing.group(1)}" if missing else reason
+        ) from None
 
 
 def compile_error(rule: str) -> str | None:
