@@ -233,3 +233,81 @@ async def test_a_pod_needs_its_service_account(api_server: ApiServer, client: Cl
         'pods "p1" is forbidden: error looking up service account default/default: '
         'serviceaccount "default" not found'
     )
+
+
+async def test_an_hpa_behavior_gets_both_directions_rules(
+    api_server: ApiServer, client: Client
+) -> None:
+    hpa = {
+        "metadata": {"name": "h"},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "maxReplicas": 5,
+            "behavior": {"scaleDown": {"stabilizationWindowSeconds": 60}},
+        },
+    }
+    made = await create(
+        client, api_server, "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers", hpa
+    )
+    assert made["spec"]["behavior"] == {
+        "scaleUp": {
+            "stabilizationWindowSeconds": 0,
+            "selectPolicy": "Max",
+            "policies": [
+                {"type": "Pods", "value": 4, "periodSeconds": 15},
+                {"type": "Percent", "value": 100, "periodSeconds": 15},
+            ],
+        },
+        "scaleDown": {
+            "stabilizationWindowSeconds": 60,
+            "selectPolicy": "Max",
+            "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}],
+        },
+    }
+    assert list(made["spec"]["behavior"]) == ["scaleUp", "scaleDown"]  # the Go struct's order
+
+
+async def test_limit_range_container_defaults_and_what_has_no_defaulter(
+    api_server: ApiServer, client: Client
+) -> None:
+    limits = {
+        "metadata": {"name": "l"},
+        "spec": {
+            "limits": [
+                {"type": "Container", "max": {"memory": "1Gi", "cpu": "2"}, "min": {"cpu": "100m"}},
+                {"type": "Container", "default": {"cpu": "1"}, "defaultRequest": {"cpu": "200m"}},
+                {"type": "Pod", "max": {"cpu": "4"}},
+            ]
+        },
+    }
+    made = await create(client, api_server, "/api/v1/namespaces/default/limitranges", limits)
+    assert made["spec"]["limits"] == [
+        {
+            "type": "Container",
+            "max": {"memory": "1Gi", "cpu": "2"},
+            "min": {"cpu": "100m"},
+            "default": {"cpu": "2", "memory": "1Gi"},
+            "defaultRequest": {"cpu": "2", "memory": "1Gi"},
+        },
+        {"type": "Container", "default": {"cpu": "1"}, "defaultRequest": {"cpu": "200m"}},
+        {"type": "Pod", "max": {"cpu": "4"}},
+    ]
+    # policy/v1 and networking.k8s.io/v1 have no defaulters: stored as given
+    budget = {"metadata": {"name": "b"}, "spec": {"selector": {"matchLabels": {"a": "b"}}}}
+    made = await create(
+        client, api_server, "/apis/policy/v1/namespaces/default/poddisruptionbudgets", budget
+    )
+    assert made["spec"] == budget["spec"]
+    assert made["status"] == {
+        "disruptionsAllowed": 0,
+        "currentHealthy": 0,
+        "desiredHealthy": 0,
+        "expectedPods": 0,
+    }
+    backend = {"service": {"name": "s", "port": {"number": 80}}}
+    path = {"path": "/", "pathType": "Prefix", "backend": backend}
+    ingress = {"metadata": {"name": "i"}, "spec": {"rules": [{"http": {"paths": [path]}}]}}
+    made = await create(
+        client, api_server, "/apis/networking.k8s.io/v1/namespaces/default/ingresses", ingress
+    )
+    assert made["spec"] == ingress["spec"] and made["status"] == {"loadBalancer": {}}

@@ -7,12 +7,15 @@ Applied to writes over HTTP (create, update, patch: the object is defaulted when
 test gives it. Covered: pod specs wherever they appear (Pods, templates of workloads, Jobs and
 CronJobs), Deployments, StatefulSets, DaemonSets, ReplicaSets, ReplicationControllers, Jobs,
 CronJobs, Services (type, ports, a cluster IP from 10.96.0.0/12, IP families, traffic
-policies), PersistentVolumes and claims, Endpoints and EndpointSlices, HorizontalPodAutoscalers,
-RBAC bindings' subjects and admission webhook configurations.
+policies), PersistentVolumes and claims, Endpoints and EndpointSlices, HorizontalPodAutoscalers
+(their ``behavior`` too), LimitRanges, RBAC bindings' subjects and admission webhook
+configurations. PodDisruptionBudgets (policy/v1) and Ingresses (networking.k8s.io/v1) have no
+defaulters: they are stored as given (their status as the strategies set it).
 """
 
 from __future__ import annotations
 
+import copy
 import ipaddress
 import itertools
 from collections.abc import Callable, Iterator
@@ -304,6 +307,75 @@ def _hpa(obj: Json) -> None:
                 },
             }
         ]
+    _hpa_behavior(spec)
+
+
+_SCALE_UP: Final[Json] = {
+    "stabilizationWindowSeconds": 0,
+    "selectPolicy": "Max",
+    "policies": [
+        {"type": "Pods", "value": 4, "periodSeconds": 15},
+        {"type": "Percent", "value": 100, "periodSeconds": 15},
+    ],
+}
+_SCALE_DOWN: Final[Json] = {
+    "selectPolicy": "Max",
+    "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}],
+}
+_RULE_FIELDS: Final = ("stabilizationWindowSeconds", "selectPolicy", "policies", "tolerance")
+
+
+def _scaling_rules(given: Any, default: Json) -> Json:
+    """``copyHPAScalingRules``: the default rules with the given ones' set fields over them."""
+    merged = copy.deepcopy(default)
+    if isinstance(given, dict):
+        for key, value in given.items():
+            if value is not None:
+                merged[key] = value
+    return {key: merged[key] for key in _RULE_FIELDS if key in merged} | {
+        key: value for key, value in merged.items() if key not in _RULE_FIELDS
+    }
+
+
+def _hpa_behavior(spec: Json) -> None:
+    """``SetDefaults_HorizontalPodAutoscalerBehavior``: a ``behavior`` gets both directions'
+    rules, each unset field from the controller's historical defaults."""
+    behavior = spec.get("behavior")
+    if not isinstance(behavior, dict):
+        return
+    spec["behavior"] = {
+        "scaleUp": _scaling_rules(behavior.get("scaleUp"), _SCALE_UP),
+        "scaleDown": _scaling_rules(behavior.get("scaleDown"), _SCALE_DOWN),
+    }
+
+
+_LIMIT_FIELDS: Final = ("type", "max", "min", "default", "defaultRequest", "maxLimitRequestRatio")
+
+
+def _limitrange(obj: Json) -> None:
+    """``SetDefaults_LimitRangeItem``: a Container item's default limit from its max, and its
+    default request from its default limit, else its min (maps in Go's key order)."""
+    limits = _dict(obj, "spec").get("limits")
+    if not isinstance(limits, list):
+        return
+    for index, item in enumerate(limits):
+        if not isinstance(item, dict) or item.get("type") != "Container":
+            continue
+        default = dict(item.get("default") or {})
+        request = dict(item.get("defaultRequest") or {})
+        for key, value in (item.get("max") or {}).items():
+            default.setdefault(key, value)
+        for key, value in default.items():
+            request.setdefault(key, value)
+        for key, value in (item.get("min") or {}).items():
+            request.setdefault(key, value)
+        defaulted = {**item}
+        for key, values in (("default", default), ("defaultRequest", request)):
+            if values:
+                defaulted[key] = {k: values[k] for k in sorted(values)}
+        limits[index] = {key: defaulted[key] for key in _LIMIT_FIELDS if key in defaulted} | {
+            key: value for key, value in defaulted.items() if key not in _LIMIT_FIELDS
+        }
 
 
 def _binding(obj: Json) -> None:
@@ -341,6 +413,7 @@ _DEFAULTERS: Final[dict[tuple[str, str], Callable[[Json], None]]] = {
     ("", "persistentvolumes"): _persistentvolume,
     ("", "persistentvolumeclaims"): _persistentvolumeclaim,
     ("", "endpoints"): _endpoints,
+    ("", "limitranges"): _limitrange,
     ("apps", "deployments"): _deployment,
     ("apps", "statefulsets"): _statefulset,
     ("apps", "daemonsets"): _daemonset,
