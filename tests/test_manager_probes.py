@@ -464,3 +464,52 @@ async def test_a_taken_port_fails_the_start_and_nothing_runs(api_server: ApiServ
     assert manager.state is ManagerState.STOPPED
     assert inf.state is InformerState.STOPPED
     assert not [r for r in api_server.requests if r.resource == "configmaps"]
+
+
+@pytest.mark.asyncio
+async def test_a_check_that_raises_fails_its_probe_logged_once_per_outage_without_its_message(
+    api_server: ApiServer,
+) -> None:
+    broken = True
+
+    def flaky() -> str | None:
+        if broken:
+            raise ValueError("secret-value")
+        return None
+
+    manager = new_manager(api_server)
+    manager.add_ready_check("flaky", flaky)
+    async with manager:
+        with capture_logs() as logs:
+            for _ in range(3):  # one outage, probed three times
+                status, body = await get(manager, "/readyz?verbose")
+                assert status == 500
+                assert "[-]flaky failed: check raised ValueError\n" in body
+            broken = False
+            assert await get(manager, "/readyz") == (200, "ok")
+            broken = True  # a second outage
+            assert (await get(manager, "/readyz"))[0] == 500
+    raised = [e for e in logs if e["event"] == "manager.check_raised"]
+    assert [(e["check"], e["probe"], e["log_level"]) for e in raised] == [
+        ("flaky", "readyz", "error"),
+        ("flaky", "readyz", "error"),
+    ]
+    assert raised[0]["error"].startswith("ValueError in flaky (")  # where, for the operator
+    assert "secret-value" not in repr(logs)
+
+
+@pytest.mark.asyncio
+async def test_a_check_must_be_a_plain_function_returning_none_or_a_reason(
+    api_server: ApiServer,
+) -> None:
+    async def asynchronous() -> str | None:
+        return None
+
+    manager = new_manager(api_server)
+    with pytest.raises(TypeError, match="plain function"):
+        manager.add_ready_check("async", asynchronous)  # type: ignore[arg-type]
+    manager.add_health_check("truthy", lambda: True)  # type: ignore[arg-type,return-value]
+    async with manager:
+        status, body = await get(manager, "/healthz?verbose")
+    assert status == 500
+    assert "[-]truthy failed: check returned bool, not None or a reason\n" in body

@@ -4,13 +4,18 @@
 The probes answer as kube-apiserver's and controller-runtime's do: ``200 ok`` when every check
 passes; else ``500`` with one line per check (``[+]name ok`` / ``[-]name failed: why``) and
 ``healthz check failed``; ``?verbose`` lists the checks when they pass too. A check's reason
-says which part is unhealthy and never quotes an object. ``/metrics`` is the Prometheus text (or
+says which part is unhealthy and never quotes an object. A check that raises fails with the
+exception's type (``check raised ValueError``), and is logged once per outage
+(``manager.check_raised``: its name, the probe, the type and where it was raised, never the
+message), not at every probe; one that returns something else than None or a string fails
+saying so. ``/metrics`` is the Prometheus text (or
 OpenMetrics, as the scraper's ``Accept`` asks) of a registry; without ``prometheus-client``
 installed it answers ``501`` saying what to install.
 """
 
 from __future__ import annotations
 
+import inspect
 import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -46,15 +51,24 @@ class CheckResult:
     reason: str | None = None
 
 
-def run_checks(checks: Sequence[Check]) -> list[CheckResult]:
-    """Run every check; a check that raises fails with the exception's type (never its message)."""
+def run_checks(
+    checks: Sequence[Check], raised: Callable[[Check, Exception], None] | None = None
+) -> list[CheckResult]:
+    """Run every check; a check that raises fails with the exception's type (never its message)
+    and is passed to ``raised``; a result other than None or a string fails saying so."""
     results = []
     for c in checks:
         try:
-            reason = c.check()
+            outcome: object = c.check()
         except Exception as exc:
-            reason = f"check raised {type(exc).__name__}"
-        results.append(CheckResult(c.name, reason is None, reason))
+            if raised is not None:
+                raised(c, exc)
+            outcome = f"check raised {type(exc).__name__}"
+        if inspect.iscoroutine(outcome):
+            outcome.close()  # never awaited: no "coroutine was never awaited" warning
+        if outcome is not None and not isinstance(outcome, str):
+            outcome = f"check returned {type(outcome).__name__}, not None or a reason"
+        results.append(CheckResult(c.name, outcome is None, outcome))
     return results
 
 
@@ -80,6 +94,7 @@ class Endpoints:
         self._readiness = readiness
         self._metrics = metrics
         self._runner: web.AppRunner | None = None
+        self._raising: set[tuple[str, str]] = set()  # (probe, check) raising since last logged
 
     async def start(self) -> int:
         """Listen; returns the bound port (``port=0`` picks a free one)."""
@@ -112,10 +127,20 @@ class Endpoints:
     def _probe(
         self, checks: Callable[[], Sequence[Check]], name: str
     ) -> Callable[[web.Request], Any]:
+        def raised(check: Check, exc: Exception) -> None:
+            if (name, check.name) not in self._raising:  # once per outage, not every probe
+                self._raising.add((name, check.name))
+                _log.error(
+                    "manager.check_raised", check=check.name, probe=name, error=describe_error(exc)
+                )
+
         async def handle(request: web.Request) -> web.Response:
             from aiohttp import web
 
-            results = run_checks(checks())
+            results = run_checks(checks(), raised)
+            for r in results:
+                if r.ok:
+                    self._raising.discard((name, r.name))
             healthy = all(r.ok for r in results)
             if healthy and "verbose" not in request.query:
                 return web.Response(text="ok")

@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -266,12 +267,14 @@ class Manager:
         self._runnables.append(_Runnable(run, label, needs_leader))
 
     def add_health_check(self, name: str, check: Callable[[], str | None]) -> None:
-        """A liveness check of your own: ``check()`` returns None when healthy, else why not."""
-        self._health_checks.append(Check(name, check))
+        """A liveness check of your own: ``check()`` returns None when healthy, else why not (a
+        short reason, never an object's data). A plain function, called at every probe on the
+        loop: it must not block; one that raises fails (logged once per outage)."""
+        self._health_checks.append(Check(name, _plain(check)))
 
     def add_ready_check(self, name: str, check: Callable[[], str | None]) -> None:
         """A readiness check of your own (as ``add_health_check``)."""
-        self._ready_checks.append(Check(name, check))
+        self._ready_checks.append(Check(name, _plain(check)))
 
     # -- what runs ----------------------------------------------------------------------------
     @property
@@ -622,6 +625,15 @@ class _Runnable:
         self.run = run
         self.name = name
         self.needs_leader = needs_leader
+
+
+def _plain(check: Callable[[], str | None]) -> Callable[[], str | None]:
+    """``check`` if it is a plain function (a probe calls it and reads its answer at once)."""
+    if not callable(check) or inspect.iscoroutinefunction(check):
+        raise TypeError(
+            "a check is a plain function returning None or a reason, not a coroutine function"
+        )
+    return check
 
 
 async def _cancel_and_wait(tasks: list[asyncio.Task[None]]) -> None:
