@@ -393,3 +393,49 @@ async def test_a_stop_while_the_lease_is_being_acquired_releases_it(api_server: 
     assert late.fired == 1
     assert manager.elector is not None and not manager.elector.is_leader
     assert not holder(api_server, "late")
+
+
+# -- the rest of the lifecycle ---------------------------------------------------------------------
+async def test_a_runnable_that_cannot_start_fails_the_run_by_name_and_the_rest_stops(
+    api_server: ApiServer,
+) -> None:
+    began, ended = asyncio.Event(), asyncio.Event()
+
+    async def fine() -> None:
+        began.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            ended.set()
+
+    def not_a_coroutine_function() -> None:
+        return None
+
+    manager = new_manager(api_server)
+    manager.informer(CONFIGMAPS)
+    with pytest.raises(TypeError, match="coroutine function"):
+        manager.add_runnable(fine())  # type: ignore[arg-type]  # a coroutine, not its function
+    manager.add_runnable(fine, name="fine")
+    manager.add_runnable(not_a_coroutine_function, name="sync")  # type: ignore[arg-type]
+    with capture_logs() as logs, pytest.raises(TypeError):
+        await manager.run(handle_signals=False)
+    assert [(e["event"], e.get("part")) for e in logs if e["log_level"] == "error"] == [
+        ("manager.part_failed", "runnable:sync")
+    ]
+    assert began.is_set() == ended.is_set()
+    assert manager.state is ManagerState.STOPPED
+
+
+async def test_a_manager_runs_once(api_server: ApiServer) -> None:
+    manager = Manager(api_server.api_client(), port=None, options=FAST)
+    first, second = manager.start(), manager.start()
+    await first
+    with pytest.raises(RuntimeError, match="runs once"):
+        await second  # a concurrent second start
+    await manager.stop()
+    with pytest.raises(RuntimeError, match="runs once"):
+        await manager.run(handle_signals=False)
+    with pytest.raises(RuntimeError, match="runs once"):
+        async with manager:
+            pass
+    assert manager.state is ManagerState.STOPPED

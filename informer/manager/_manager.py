@@ -263,6 +263,13 @@ class Manager:
         ``manager.add_runnable(ring.run)`` for a sharding ``Ring``."""
         if self._state is not ManagerState.NEW:
             raise RuntimeError("add runnables before the manager starts")
+        if inspect.iscoroutine(run) or not callable(run):
+            if inspect.iscoroutine(run):
+                run.close()  # never awaited: no warning about it
+            raise TypeError(
+                "add_runnable takes a coroutine function (manager.add_runnable(ring.run)), "
+                f"not a {type(run).__name__}"
+            )
         label = name or getattr(run, "__qualname__", None) or "runnable"
         self._runnables.append(_Runnable(run, label, needs_leader))
 
