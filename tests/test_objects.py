@@ -520,3 +520,41 @@ def test_pickle_and_copy_keep_value_and_stay_read_only() -> None:
             copied["kind"] = "x"  # type: ignore[index]
         with pytest.raises(TypeError):
             hash(copied)
+
+
+def _cm(name: str, ns: str, rv: str = "1") -> bytes:
+    meta = {"name": name, "namespace": ns, "resourceVersion": rv}
+    return json.dumps({"metadata": meta, "data": {"k": name}}).encode()
+
+
+def test_objects_share_their_kind_api_version_and_namespace() -> None:
+    """Kind, apiVersion and namespace are held once per distinct triple, not per object: a
+    cached object is 56 bytes (a struct of 5 pointers), whatever its kind and namespace."""
+    a, b = KubeObject._from_list_items([_cm("a", "prod"), _cm("b", "prod")], "ConfigMap", "v1")
+    c = KubeObject.from_list_item(_cm("c", "prod"), "ConfigMap", "v1")
+    assert (a.kind, a.api_version, a.namespace, a.name, a.key) == (
+        "ConfigMap",
+        "v1",
+        "prod",
+        "a",
+        "prod/a",
+    )
+    assert a._form is b._form is c._form
+    other = KubeObject.from_list_item(_cm("a", "dev"), "ConfigMap", "v1")
+    assert other.namespace == "dev" and other._form is not a._form
+    assert KubeObject.from_raw(json.dumps(POD).encode())._form is not a._form
+    import sys
+
+    assert sys.getsizeof(a) <= 56
+
+
+def test_forms_no_object_uses_are_forgotten() -> None:
+    """Namespaces come and go in a long-running process: what they leave behind stays bounded."""
+    from informer.objects import _forms
+
+    kept = [KubeObject.from_list_item(_cm("x", f"kept-{i}"), "ConfigMap", "v1") for i in range(10)]
+    for i in range(20_000):  # each object dropped at once: its namespace is gone
+        KubeObject.from_list_item(_cm("x", f"gone-{i}"), "ConfigMap", "v1")
+    assert len(_forms._plain) < 10_000
+    again = [KubeObject.from_list_item(_cm("y", f"kept-{i}"), "ConfigMap", "v1") for i in range(10)]
+    assert all(x._form is y._form for x, y in zip(kept, again, strict=True))

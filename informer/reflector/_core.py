@@ -105,7 +105,8 @@ class _ReflectorCore:
     ) -> None:
         """Replace the store with a list's items (``prepared``: already transformed)."""
         kind = self.resource.kind
-        objs = [o for o in items if not o.kind or o.kind == kind or self._kind_ok(o)]
+        # (the kind is the object's form's: one attribute, no property call per object)
+        objs = [o for o in items if (k := o._form.kind) == kind or not k or self._kind_ok(o)]
         transform = self.options.transform
         if not prepared and transform is not None and not isinstance(transform, DropFields):
             # a function on dicts (DropFields ran on the bytes already); cached ones are done

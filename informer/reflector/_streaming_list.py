@@ -117,7 +117,8 @@ class _StreamingList(_ReflectorCore):
                             stream.unread(batch[i + 1 :])  # the watch goes on with them
                             ok = True
                             return stream
-                        if obj.kind and obj.kind != kind and not self._kind_ok(obj):
+                        k = obj._form.kind
+                        if k and k != kind and not self._kind_ok(obj):
                             continue
                         if self._shard_set is not None and self._out_of_shards(obj):
                             unfiltered = True  # a streaming list has no shardInfo: this tells

@@ -148,7 +148,8 @@ class _Watching(_ReflectorCore):
             if not older:
                 store.advance(rv)
             return None
-        if obj.kind and obj.kind != self.resource.kind and not self._kind_ok(obj):
+        kind = obj._form.kind
+        if kind and kind != self.resource.kind and not self._kind_ok(obj):
             return None
         if self._shard_set is not None and self._out_of_shards(obj):
             # even when the lists were filtered: a server without its watch cache does not

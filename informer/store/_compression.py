@@ -35,15 +35,12 @@ import builtins
 import ctypes
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from informer._log import get_logger
 from informer._zstd import ZstdCodec, available
 from informer.errors import ConfigurationError
-from informer.objects import KubeObject, packed_forms
-
-if TYPE_CHECKING:
-    from informer.objects import _Form
+from informer.objects import KubeObject
 
 _log = get_logger("informer.store")
 
@@ -93,7 +90,6 @@ class _Packer:
         self.options = options
         self._items = items  # the store's current contents (swapped by replace)
         self.codec: ZstdCodec | None = None
-        self._forms: tuple[_Form, _Form] | None = None
         self._pending: builtins.list[str] = []
         self._scan = False  # look at every key (after a replace or a retraining)
         self._task: asyncio.Task[None] | None = None
@@ -187,8 +183,7 @@ class _Packer:
         batch = self._take_batch(self.options.batch)
         if not batch:
             return 0
-        codec, forms = self.codec, self._forms
-        assert forms is not None
+        codec = self.codec
         raws = [raw for _, _, raw, _ in batch]
         out = await self._call(_compress_all, codec, raws)
         packed: builtins.list[bytes] = out  # type: ignore[assignment]
@@ -199,13 +194,12 @@ class _Packer:
         if len(shared) > 2 * len(items) + 1024:  # label sets of objects long gone
             shared.clear()
         size_in = size_out = 0
-        for (key, obj, raw, complete), data in zip(batch, packed, strict=True):
+        for (key, obj, raw, _), data in zip(batch, packed, strict=True):
             if items.get(key) is obj:
                 labels = obj._meta().labels
                 if labels:
                     labels = shared.setdefault(tuple(labels.items()), labels)
-                form = forms[0] if complete else forms[1]
-                items[key] = obj._packed(data, form, labels or None)
+                items[key] = obj._packed(data, codec, labels or None)
                 self.packed += 1
                 size_in += len(raw)
                 size_out += len(data)
@@ -219,7 +213,7 @@ class _Packer:
             self._scan = False
             self._pending = [*items]
         pending = self._pending
-        current = self._forms
+        current = self.codec
         out: builtins.list[tuple[str, KubeObject, bytes, bool]] = []
         seen: set[str] = set()
         while pending and len(out) < n:
@@ -227,8 +221,7 @@ class _Packer:
             obj = items.get(key)
             if obj is None or key in seen:
                 continue
-            form = obj._form
-            if current is not None and (form is current[0] or form is current[1]):
+            if current is not None and obj._packed_by(current):
                 continue
             seen.add(key)
             raw, complete = obj._object_bytes()
@@ -247,7 +240,6 @@ class _Packer:
         codec: ZstdCodec = out[0]
         ratio: float = out[1]
         self.codec = codec
-        self._forms = packed_forms(codec)
         self.codecs = [c for c in (*self.codecs[-1:], codec)]
         self.trained_ratio = None  # the first window after it sets the reference
         self._since_training = 0

@@ -310,7 +310,7 @@ class StorePartition:
             nsidx = parent._c.indices[NAMESPACE_INDEX]
             for key, obj in new:
                 items[key] = obj
-                ns = obj._ns
+                ns = obj._form.namespace
                 if ns:
                     bucket = nsidx.get(ns)
                     if bucket is None:

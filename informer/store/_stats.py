@@ -40,8 +40,9 @@ class CacheSize:
     """Objects in the cache."""
     bytes: int = 0
     """Bytes the cache holds: each object (its struct, JSON or compressed bytes, key and RV
-    strings, decoded uid and labels), the store's table and index entries, and the compression
-    dictionaries. Not counted: interned strings shared by many objects (namespaces, kinds), the
+    strings, decoded uid and labels), the store's table and index entries, the forms its objects
+    share (one per kind, apiVersion and namespace) and the compression dictionaries. Not counted:
+    interned strings shared by many objects (namespaces, kinds), the
     memo of recent full decodes (process-wide, ``set_decoded_cache_size``), the allocator's
     slack (RSS is typically 5-10% above)."""
     json_bytes: int = 0

@@ -458,7 +458,7 @@ class Store(_Waiters, _Indexes):
         nsidx: dict[str, dict[str, None]] = {}
         for obj in objs:  # pass 1: the new contents (a duplicated key: the last one wins)
             key = obj._key
-            ns = obj._ns
+            ns = obj._form.namespace
             new_items[key] = obj
             if ns:
                 bucket = nsidx.get(ns)
@@ -540,9 +540,11 @@ def _measure(c: _Contents, packer: _Packer | None) -> CacheSize:
     total = getsizeof(items)
     json = compressed = 0
     lazies = []
-    base = getsizeof(KubeObject(b"", None, "", "", "", "", ""))
+    forms = set()  # shared by the objects of one kind, apiVersion and namespace: counted once
+    base = getsizeof(KubeObject(b"", None, "", ""))
     for key, obj in items.items():
         raw = obj._raw
+        forms.add(obj._form)
         total += getsizeof(raw) + getsizeof(key) + getsizeof(obj._rv)
         if obj._form.code == 3:
             compressed += 1
@@ -552,7 +554,7 @@ def _measure(c: _Contents, packer: _Packer | None) -> CacheSize:
         lazy = obj._lazy
         if lazy is not None:
             lazies.append(lazy)
-    total += base * len(items)
+    total += base * len(items) + sum(getsizeof(f) for f in forms)
     seen: set[int] = set()  # a labels dict shared by several objects counts once
     for lazy in lazies:
         total += getsizeof(lazy) + getsizeof(lazy.uid)
