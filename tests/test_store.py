@@ -18,6 +18,7 @@ from informer._log import capture_logs
 from informer.errors import StaleCacheError
 from informer.objects import KubeObject
 from informer.resource_version import InvalidResourceVersion
+from informer.shards import ShardSet
 from informer.store import (
     CacheNotComparable,
     Delta,
@@ -107,6 +108,31 @@ def test_namespace_index_is_built_in_and_incremental() -> None:
     store.apply_event("DELETED", mk("c", "14", "ns2"))
     assert store.by_index("namespace", "ns2") == []
     assert "ns2" not in store.index_values("namespace")
+
+
+def test_namespace_index_is_built_when_first_read_then_follows_changes() -> None:
+    """A cache never read by namespace holds no namespace index (about 33 bytes per object);
+    the first read builds it, every later change keeps it right."""
+    objs = [mk(f"o{i}", str(10 + i), f"ns{i % 3}") for i in range(30)]
+    store = synced(*objs, rv="100")
+    unread = store.size().bytes
+    assert [o.name for o in store.list("ns1")] == [f"o{i}" for i in range(1, 30, 3)]
+    assert store.size().bytes > unread
+    store.apply_event("ADDED", mk("new", "101", "ns9"))
+    store.apply_event("DELETED", mk("o1", "102", "ns1"))
+    assert [o.name for o in store.list("ns9")] == ["new"]
+    assert "o1" not in [o.name for o in store.list("ns1")]
+    store.replace([mk("a", "1", "x"), mk("b", "2", "y"), mk("c", "3", None)], "200")
+    assert sorted(store.index_values("namespace")) == ["x", "y"]
+    assert [o.name for o in store.by_index("namespace", "y")] == ["b"]
+    assert store.list("ns0") == []
+    # a partitioned store: the same, whichever comes first
+    parted = Store()
+    part = parted.partition(ShardSet.full())
+    part.replace(objs[:10], "100", is_initial=True)
+    assert sorted(o.name for o in parted.list("ns2")) == ["o2", "o5", "o8"]
+    part.replace(objs[:12], "110")
+    assert sorted(o.name for o in parted.list("ns2")) == ["o11", "o2", "o5", "o8"]
 
 
 def test_add_index_indexes_existing_and_follows_changes() -> None:

@@ -19,7 +19,9 @@ if TYPE_CHECKING:
 _log = get_logger("informer.store")
 
 NAMESPACE_INDEX = "namespace"
-"""The built-in index: namespace -> keys of the namespaced objects in it."""
+"""The built-in index: namespace -> keys of the namespaced objects in it. Built on the first read
+that needs it (``list(namespace)``, ``by_index``/``index_values`` of it), then kept up to date:
+a cache never read by namespace does not pay for it (about 33 bytes per object)."""
 
 IndexFunc = Callable[[KubeObject], Iterable[str]]
 """An index function: the index values of one object (a plain ``str`` counts as one value)."""
@@ -34,7 +36,8 @@ class _Contents:
         self, items: dict[str, KubeObject], indices: dict[str, dict[str, dict[str, None]]]
     ) -> None:
         self.items = items
-        # index name -> value -> keys (a dict used as an insertion-ordered set)
+        # index name -> value -> keys (a dict used as an insertion-ordered set); the namespace
+        # index only once a read asked for it (``_Indexes._ns_index``)
         self.indices = indices
 
 
@@ -103,6 +106,22 @@ class _Indexes:
                 if not bucket:
                     del index[v]
 
+    def _ns_index(self) -> dict[str, dict[str, None]]:
+        """The namespace index, built from the contents on its first use."""
+        c = self._c
+        nsidx = c.indices.get(NAMESPACE_INDEX)
+        if nsidx is None:
+            nsidx = {}
+            for key, obj in c.items.items():
+                ns = obj._form.namespace
+                if ns:
+                    bucket = nsidx.get(ns)
+                    if bucket is None:
+                        nsidx[ns] = bucket = {}
+                    bucket[key] = None
+            c.indices[NAMESPACE_INDEX] = nsidx
+        return nsidx
+
     def _reindex(self, key: str, old: KubeObject | None, new: KubeObject | None) -> None:
         if new is not None and self._packer is not None:
             self._packer.note(key)
@@ -110,8 +129,8 @@ class _Indexes:
         if old is None or new is None:  # add or delete: namespace can change only then
             # never `new or old`: a KubeObject's truth value is its length (a full decode)
             ns = new.namespace if new is not None else old.namespace  # type: ignore[union-attr]
-            if ns:
-                nsidx = indices[NAMESPACE_INDEX]
+            nsidx = indices.get(NAMESPACE_INDEX) if ns else None
+            if nsidx is not None:
                 if new is not None:
                     bucket = nsidx.get(ns)
                     if bucket is None:

@@ -306,8 +306,10 @@ class StorePartition:
             for key, obj in new:
                 items[key] = obj
                 reindex(key, None, obj)
+        elif (nsidx := parent._c.indices.get(NAMESPACE_INDEX)) is None:
+            for key, obj in new:  # no index at all (the namespace one is built when read)
+                items[key] = obj
         else:  # only the namespace index: filled here, without a call per object
-            nsidx = parent._c.indices[NAMESPACE_INDEX]
             for key, obj in new:
                 items[key] = obj
                 ns = obj._form.namespace

@@ -44,7 +44,7 @@ class Store(_Waiters, _Indexes):
     """
 
     def __init__(self, *, compression: Compression | None = None) -> None:
-        self._c = _Contents({}, {NAMESPACE_INDEX: {}})
+        self._c = _Contents({}, {})
         if compression is not None and not isinstance(compression, Compression):
             raise ConfigurationError(f"compression must be a Compression: {compression!r}")
         self._packer = None if compression is None else _Packer(compression, self._items)
@@ -89,7 +89,7 @@ class Store(_Waiters, _Indexes):
         c = self._c
         if not namespace:
             return [*c.items.values()]
-        keys = c.indices[NAMESPACE_INDEX].get(namespace)
+        keys = self._ns_index().get(namespace)
         if not keys:
             return []
         items = c.items
@@ -133,7 +133,7 @@ class Store(_Waiters, _Indexes):
     def by_index(self, name: str, value: str) -> builtins.list[KubeObject]:
         """The objects whose index ``name`` has ``value`` (``KeyError`` for an unknown index)."""
         c = self._c
-        keys = c.indices[name].get(value)
+        keys = (self._ns_index() if name == NAMESPACE_INDEX else c.indices[name]).get(value)
         if not keys:
             return []
         items = c.items
@@ -141,7 +141,7 @@ class Store(_Waiters, _Indexes):
 
     def index_values(self, name: str) -> builtins.list[str]:
         """The values of index ``name`` that have at least one object."""
-        return [*self._c.indices[name]]
+        return [*(self._ns_index() if name == NAMESPACE_INDEX else self._c.indices[name])]
 
     # ------------------------------------------------------------------------------------------
     # size and compression
@@ -162,7 +162,7 @@ class Store(_Waiters, _Indexes):
         """
         c = self._c
         p = self._packer
-        gen = (id(c), len(c.items), self._applied, self._replaces, p.packed if p else 0)
+        gen = (id(c), len(c.items), len(c.indices), self._applied, self._replaces, p and p.packed)
         if self._size is not None and self._size[0] == gen:
             return self._size[1]
         size = _measure(c, p)
@@ -455,16 +455,21 @@ class Store(_Waiters, _Indexes):
         """
         old_items = self._c.items
         new_items: dict[str, KubeObject] = {}
+        with_ns = NAMESPACE_INDEX in self._c.indices  # else built when first read
         nsidx: dict[str, dict[str, None]] = {}
-        for obj in objs:  # pass 1: the new contents (a duplicated key: the last one wins)
-            key = obj._key
-            ns = obj._form.namespace
-            new_items[key] = obj
-            if ns:
-                bucket = nsidx.get(ns)
-                if bucket is None:
-                    nsidx[ns] = bucket = {}
-                bucket[key] = None
+        if with_ns:
+            for obj in objs:  # pass 1: the new contents (a duplicated key: the last one wins)
+                key = obj._key
+                ns = obj._form.namespace
+                new_items[key] = obj
+                if ns:
+                    bucket = nsidx.get(ns)
+                    if bucket is None:
+                        nsidx[ns] = bucket = {}
+                    bucket[key] = None
+        else:
+            for obj in objs:
+                new_items[obj._key] = obj
         deltas: builtins.list[Delta] = []
         append = deltas.append
         get_old = old_items.get
@@ -495,7 +500,7 @@ class Store(_Waiters, _Indexes):
             for key, old in old_items.items():
                 if key not in new_items:
                     append(Delta("deleted", Tombstone(key, old), old, from_list=True))
-        indices: dict[str, dict[str, dict[str, None]]] = {NAMESPACE_INDEX: nsidx}
+        indices: dict[str, dict[str, dict[str, None]]] = {NAMESPACE_INDEX: nsidx} if with_ns else {}
         for name, fn in self._indexers.items():
             index: dict[str, dict[str, None]] = {}
             for key, obj in new_items.items():

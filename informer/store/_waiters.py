@@ -21,7 +21,7 @@ from informer.objects import KubeObject
 from informer.resource_version import rv_sort_key
 from informer.shards import ShardField, hash_value
 from informer.store._freshness import CacheNotComparable
-from informer.store._indexes import NAMESPACE_INDEX, _Contents, _key_of
+from informer.store._indexes import _Contents, _key_of
 
 if TYPE_CHECKING:
     from informer.store._partition import StorePartition
@@ -87,6 +87,7 @@ class _Waiters:
     """
 
     _c: _Contents
+    _ns_index: Callable[[], dict[str, dict[str, None]]]  # ``_Indexes._ns_index``
     _rv: str
     _rv_key: tuple[int, str] | None
     _comparable: bool
@@ -259,7 +260,7 @@ class _Waiters:
         if scope is not None:
             candidates = [_key_of(name, scope)]
         else:
-            candidates = [name, *(f"{ns}/{name}" for ns in self._c.indices[NAMESPACE_INDEX])]
+            candidates = [name, *(f"{ns}/{name}" for ns in self._ns_index())]
         for key in candidates:
             held = items.get(key)
             if held is not None and held.uid == uid:
