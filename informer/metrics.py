@@ -43,7 +43,8 @@ over ``..._bucket`` work for any number of observations, and replicas add up):
   ``informer_cache_compressed_objects``, ``informer_cache_compression_ratio``,
   ``informer_synced``; a sharded informer (KEP-5866) also
   ``informer_shard_share`` (its share of the hash space), ``informer_shard_ranges``,
-  ``informer_shard_lanes`` (its reflectors), ``reflector_shard_filtered_total`` (objects the
+  ``informer_shard_lanes`` (its reflectors), ``informer_shard_lane_merges_total`` (lanes merged
+  into one once its ranges were quiet), ``reflector_shard_filtered_total`` (objects the
   server sent outside its ranges, dropped by the hash) and
   ``reflector_shard_unfiltered_lists_total``; handler metrics add ``handler``, with
   ``informer_handler_delivery_latency_seconds`` (a sample of deliveries: the first of the changes
@@ -323,7 +324,12 @@ class InformerCollector(Collector):
         )
         lanes = g(
             "informer_shard_lanes",
-            "Reflectors of a sharded informer (one per set of ranges taken at once).",
+            "Reflectors of a sharded informer (one per set of ranges taken at once, until merged).",
+            labels=_INFORMER_LABELS,
+        )
+        merges = CounterMetricFamily(
+            "informer_shard_lane_merges",
+            "Merges of a sharded informer's lanes into one (its ranges quiet, every lane listed).",
             labels=_INFORMER_LABELS,
         )
         filtered = CounterMetricFamily(
@@ -388,6 +394,7 @@ class InformerCollector(Collector):
                 share.add_metric(labels, shard.share)
                 ranges.add_metric(labels, float(len(shard.shards)))
                 lanes.add_metric(labels, float(shard.lanes))
+                merges.add_metric(labels, float(shard.merges))
                 filtered.add_metric(labels, float(stats.shard_filtered))
                 unfiltered.add_metric(labels, float(stats.shard_unfiltered_lists))
             handlers = inf.handlers  # two of one name (a default one reused, twin controllers)
@@ -402,7 +409,7 @@ class InformerCollector(Collector):
         yield from counters.values()
         yield from (last_rv, since, synced, objects, cache_bytes, json_bytes, compressed, ratio)
         yield from (depth, delivered, coalesced, errors, latency)
-        yield from (share, ranges, lanes, filtered, unfiltered)
+        yield from (share, ranges, lanes, merges, filtered, unfiltered)
 
     def _queue_metrics(self, queues: list[Any]) -> Iterator[Metric]:
         if not queues:

@@ -25,7 +25,7 @@ from informer.shards import ShardRange, ShardSelector, ShardSet, hash_value, par
 from informer.store import Delta, Store
 from informer.testing import ApiServer, Fault, RecordedRequest
 from informer.transport import Transport
-from tests.conftest import FAST, cm, wait_until
+from tests.conftest import FAST, cm, running_informer, wait_until
 from tests.test_store_partitions import Handlers
 
 MODES = ["on", "off", "no-watch-cache"]
@@ -274,6 +274,26 @@ async def test_with_opaque_resource_versions_lanes_stay_apart() -> None:
             everything = FIRST | SECOND | THIRD
             await wait_until(lambda: held(reflector.parent_store) == expected(server, everything))
             assert reflector.shard_statistics().lanes == 3
+
+
+async def test_metrics_count_the_merges_and_show_one_lane() -> None:
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from informer.metrics import register_metrics
+
+    async with ApiServer(bookmark_interval=0.2) as server:
+        for i in range(10):
+            server.create(CONFIGMAPS, cm(f"cm-{i}"))
+        async with running_informer(server, shards=FIRST, lane_merge_delay=0.0) as inf:
+            inf.set_shards(FIRST | SECOND)
+            await inf.wait_for_shards(timeout=10)
+            await wait_until(lambda: merged(inf.reflector))  # type: ignore[arg-type]
+            registry = CollectorRegistry()
+            register_metrics(inf, registry=registry)
+            text = generate_latest(registry).decode()
+    lines = {line.split("{")[0]: line for line in text.splitlines() if not line.startswith("#")}
+    assert lines["informer_shard_lanes"].endswith(" 1.0")
+    assert lines["informer_shard_lane_merges_total"].endswith(" 1.0")
 
 
 SLICES = ShardRange.split(8)

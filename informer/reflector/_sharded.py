@@ -50,6 +50,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import time
 from dataclasses import dataclass
 
 from informer.pager import ListResult
@@ -358,6 +359,7 @@ class ShardedReflector(Reflector):
         """The merge itself: synchronous, between two writes of any lane."""
         if any(lane not in self._lanes for lane in lanes):  # the ranges changed: abandoned
             raise RuntimeError("a merge of lanes that changed")
+        started = time.perf_counter()
         parts = [lane.partition for lane in lanes]
         rv = aside.resource_version
         usable = all(p.comparable and is_comparable(p.resource_version) for p in parts)
@@ -395,6 +397,7 @@ class ShardedReflector(Reflector):
             objects=len(partition),
             changes=len(deltas),
             rv=rv,
+            step_ms=round((time.perf_counter() - started) * 1000, 1),  # the loop held that long
         )
         reflector._emit(deltas)
 

@@ -300,16 +300,22 @@ class Store(_Waiters, _Indexes):
         for p in parts:
             shards = shards | p.shards
         merged = StorePartition(self, shards, field)
+        listed_at = (len(resource_version), resource_version)
+        ahead_keys: set[str] | None = set()  # the keys of the partitions ahead of the list
         for p in parts:
             merged._keys |= p._keys
             merged._ahead.extend(p._ahead)
             merged._ahead.append((p.shards, p._rv_key))  # type: ignore[arg-type]
+            if any(w > listed_at for _, w in p._ahead):
+                ahead_keys = None  # ranges ahead within one partition: its keys are hashed
+            elif ahead_keys is not None and p._rv_key > listed_at:  # type: ignore[operator]
+                ahead_keys |= p._keys
             p.detached = True
             p._keys = set()
         at = min(self._partitions.index(p) for p in parts)
         kept = [p for p in self._partitions if p not in parts]
         self._partitions = [*kept[:at], merged, *kept[at:]]
-        deltas = merged.replace(objs, resource_version)
+        deltas = merged.replace(objs, resource_version, ahead_keys=ahead_keys)
         return merged, deltas
 
     def _partition_moved(self, part: StorePartition | None) -> None:
