@@ -375,3 +375,30 @@ async def random_schedule(mode: str, seed: int) -> ShardStats:
             assert held(r.parent_store) == expected(server, r.shards)
             assert seen.view == {o.key: o for o in r.parent_store.list()}
             return r.shard_statistics()
+
+
+async def test_lanes_are_merged_only_while_their_union_fits_one_selector() -> None:
+    """A merged lane holds at most MAX_MERGED_RANGES disjoint ranges (a selector's size is
+    limited): lanes whose union would hold more stay apart."""
+    from informer.reflector._sharded import MAX_MERGED_RANGES
+
+    tiny = ShardRange.split(512)
+    a = ShardSet(tiny[i] for i in range(0, 160, 4))  # 40 disjoint ranges
+    b = ShardSet(tiny[i] for i in range(2, 160, 4))  # 40 more, none adjacent to a's
+    c = ShardSet(tiny[i] for i in range(200, 220, 2))  # 10 more
+    async with ApiServer(bookmark_interval=0.2) as server:
+        for i in range(30):
+            server.create(CONFIGMAPS, cm(f"cm-{i}"))
+        async with sharded(server, a) as (reflector, seen):
+            await take(reflector, b)
+            await take(reflector, c)
+            await wait_until(lambda: reflector.shard_statistics().merges == 1)
+            await wait_until(lambda: not reflector.shard_statistics().merging)
+            stats = reflector.shard_statistics()
+            assert stats.lanes == 2  # a and c merged (50 ranges); b with them would be 90
+            assert sorted(len(p.shards) for p in reflector.parent_store.partitions) == [40, 50]
+            await caught_up(server, reflector)
+            assert held(reflector.parent_store) == expected(server, a | b | c)
+            assert seen.view == {o.key: o for o in reflector.parent_store.list()}
+    sent = [selector_of(r) for r in server.requests if r.verb in ("list", "watch")]
+    assert max(len(s) for s in sent if s is not None) <= MAX_MERGED_RANGES
