@@ -20,6 +20,7 @@ from informer.objects._forms import (
     form_of,
     packed_form,
 )
+from informer.objects._forms import _plain as _form_table
 from informer.objects._frozen import _FrozenDict, _FrozenList, freeze
 from informer.objects._wire import (
     _NO_LAZY,
@@ -192,9 +193,13 @@ class KubeObject(_Base, gc=False, eq=False):
         """
         event = _event_decoder.decode(line)
         head = event.object
-        return event.type, cls._make(
-            bytes(line), LINE, head, head.kind or "", head.api_version or ""
-        )
+        m = head.metadata or _NO_META
+        ns = m.namespace
+        # inlined (every watch event): the interned form's lookup, then the object
+        t = (LINE, head.kind or "", head.api_version or "", ns)
+        form = _form_table.get(t) or form_of(*t)
+        key = f"{ns}/{m.name}" if ns else m.name
+        return event.type, cls(bytes(line), form, key, m.resource_version)
 
     @classmethod
     def from_trimmed_event_line(cls, line: bytes, trim: Trim) -> tuple[str, KubeObject]:
