@@ -47,6 +47,7 @@ class Dataset:
 class _Built:
     list_rv: int
     json_bytes: int
+    fill_json_bytes: int
     pages: list[bytes]
     unpaginated: bytes
     initial_lines: list[bytes]
@@ -128,7 +129,10 @@ def build(ds: Dataset) -> _Built:
         b'"%d","annotations":{"k8s.io/initial-events-end":"true"}}}}\n' % (kind.encode(), list_rv)
     )
     w = ds.watch_events
-    fill = [_event(kind, "ADDED", i) for i in make(w, first_rv=list_rv + 1)]
+    fill_items = make(w, first_rv=list_rv + 1)
+    fill_json = sum(len(i) for i in fill_items) + 4 * len(fill_items)  # with "new-" (below)
+    fill = [_event(kind, "ADDED", i) for i in fill_items]
+    del fill_items
     # renamed so they are new objects: the fill watch starts from an empty list
     fill = [line.replace(b'"name":"', b'"name":"new-', 1) for line in fill]
     steady = []
@@ -143,6 +147,7 @@ def build(ds: Dataset) -> _Built:
     built = _Built(
         list_rv=list_rv,
         json_bytes=sum(len(i) for i in items),
+        fill_json_bytes=fill_json,
         pages=pages,
         unpaginated=unpaginated,
         initial_lines=initial,
@@ -197,6 +202,7 @@ class _Server:
                 "requests": self.requests,
                 "list_rv": b.list_rv,
                 "json_bytes": b.json_bytes,
+                "fill_json_bytes": b.fill_json_bytes,
             }
         )
 

@@ -3,6 +3,7 @@
     python benchmarks/run.py            # the full run (100,000 Pods, 1,000,000 ConfigMaps)
     python benchmarks/run.py --quick    # 116 s on an idle 2-core machine (2026-11-24)
     python -m benchmarks [--quick]
+    python benchmarks/run.py --only compression  # issue 22's rows alone (see compression_rows)
 
 ``--quick`` keeps every case and its repetitions (3, interleaved, where the full run has them)
 on smaller sets: 20,000 Pods and 10,000 watch events (the full run's proportion), 100,000
@@ -110,9 +111,15 @@ def interleaved(
     scenario: str,
     runs: list[tuple[str, str, dict[str, Any]]],
     reps: int,
+    warmup: int = 0,
 ) -> None:
-    peer, case, extra = runs[0]  # a first run, not counted: see the module docstring
+    """Each repetition runs every peer of ``runs`` once, after one first run that is not counted
+    (``runs[warmup]``: see the module docstring)."""
+    peer, case, extra = runs[warmup]
+    extra = {k: v for k, v in extra.items() if k != "label"}
+    t0 = time.perf_counter()
     child(replay, scenario, {"peer": peer, "case": case, **extra})
+    print(f"  [warm-up, not counted] {peer} {case} (process {time.perf_counter() - t0:.1f} s)")
     for rep in range(reps):
         shift = rep % len(runs)  # each repetition starts with the next peer: no fixed first slot
         for peer, case, extra in runs[shift:] + runs[:shift]:
@@ -135,13 +142,18 @@ def short(r: dict[str, Any]) -> str:
         "seconds",
         "events_per_s",
         "cpu_user",
+        "plain_at_done",
+        "compact_seconds",
         "rss_delta",
+        "peak_delta",
         "rss_after_read",
         "peak_over_steady",
+        "read_one_p50_us",
     ):
         if k in r:
             v = r[k]
-            parts.append(f"{k}={v / 2**20:.1f}MB" if "rss" in k else f"{k}={v:.4g}")
+            big = "rss" in k or k == "peak_delta"
+            parts.append(f"{k}={v / 2**20:.1f}MB" if big else f"{k}={v:.4g}")
     return " ".join(parts)
 
 
@@ -155,6 +167,11 @@ def main() -> None:
         help="smaller sets, every case: 116 s on an idle 2-core machine (2026-11-24)",
     )
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument(
+        "--cm-reps",
+        type=int,
+        help="--only compression: repetitions of the ConfigMap group (default: --reps)",
+    )
     ap.add_argument("--json", type=Path, help="write every raw result here")
     ap.add_argument(
         "--only",
@@ -298,28 +315,44 @@ def main() -> None:
 
 def compression_rows(args: Any) -> None:
     """Issue 22's targets: the realistic Pods (``_objects.make_real_items``) and the ConfigMaps,
-    held plain and compressed (``Compression()``), against D on the same data."""
+    held plain and compressed (``Compression()``), interleaved with D on the same data.
+
+    Full sizes: 100,000 realistic Pods (50,000 watch events), 1,000,000 ConfigMaps, every
+    group ``--reps`` repetitions (``--cm-reps`` for the ConfigMaps: their processes are the
+    largest). The full group took 784 s at load 8-13 on the 2-core machine (2026-11-25, with 3
+    repetitions everywhere); ``--quick`` (20,000 Pods, 100,000 ConfigMaps) about a tenth.
+    Every product process of the Pod list group also reads 2,000 objects one at a time
+    (``_clients.read_one``) and then every object once (``rss_after_read``); the compressed ones
+    record how much of the cache was still plain when the handler had seen every object, then
+    wait for the background packing (``compact``) and time it. RSS is measured after that, when
+    the cache is complete, after ``gc.collect()`` as for every peer (the RSS before it is
+    recorded too); the harness trims nothing (the product calls ``malloc_trim`` itself after
+    packing). The peak is ``VmHWM`` over the whole run.
+    """
     q = args.quick
     n_pods = 20_000 if q else 100_000
     w_pods = 10_000 if q else 50_000
     n_cms = 100_000 if q else 1_000_000
     reps = args.reps
+    cm_reps = args.cm_reps if args.cm_reps is not None else reps
     res = Results()
     started = time.time()
     print(f"python {platform.python_version()}, {os.cpu_count()} cores, load {os.getloadavg()}")
     print(f"\n== {n_pods:,} realistic Pods, {w_pods:,} watch events, pages of 500")
+    t_group = time.time()
     with Replay(Dataset("realpods", n_pods, w_pods)) as rp:
+        print(f"  dataset built in {time.time() - t_group:.0f} s", flush=True)
         pods = dict(n=n_pods, w=w_pods, kind="realpods")
-        zstd = {**pods, "compression": True, "read_one": True, "label": "product+zstd"}
+        reads = {"read_one": True, "read_all": True}
+        zstd = {**pods, **reads, "compression": True, "label": "product+zstd"}
         interleaved(
             res,
             rp,
             "list",
             [
-                ("product", "sync-list", {**pods, "read_one": True}),
-                ("product", "sync-list", {**zstd}),
                 ("D", "sync-list", {**pods}),
-                ("product", "read-all", {**zstd}),
+                ("product", "sync-list", {**pods, **reads}),
+                ("product", "sync-list", {**zstd}),
             ],
             reps,
         )
@@ -328,14 +361,17 @@ def compression_rows(args: Any) -> None:
             rp,
             "fill",
             [
+                ("D", "watch-fill", {**pods}),
                 ("product", "watch-fill", {**pods}),
                 ("product", "watch-fill", {**pods, "compression": True, "label": "product+zstd"}),
-                ("D", "watch-fill", {**pods}),
             ],
             reps,
         )
-        json_pods = child_stats(rp)["json_bytes"]
+        stats = child_stats(rp)
+        json_pods, fill_json = stats["json_bytes"], stats["fill_json_bytes"]
+    took_pods = time.time() - t_group
     print(f"\n== {n_cms:,} ConfigMaps (~474 B)")
+    t_group = time.time()
     with Replay(Dataset("configmaps", n_cms, 1)) as rp:
         cms = dict(n=n_cms, w=1, kind="configmaps")
         interleaved(
@@ -343,96 +379,225 @@ def compression_rows(args: Any) -> None:
             rp,
             "list",
             [
+                ("D", "sync-list", {**cms, "label": "D@cm"}),
                 ("product", "sync-list", {**cms, "label": "product@cm"}),
                 ("product", "sync-list", {**cms, "compression": True, "label": "product+zstd@cm"}),
-                ("D", "sync-list", {**cms, "label": "D@cm"}),
             ],
-            1 if not q else reps,
+            cm_reps,
         )
         json_cms = child_stats(rp)["json_bytes"]
-    m = res.med
-    fill_json = json_pods * w_pods / n_pods
-
-    def ratio(label: str, case: str, field: str, of: float) -> str:
-        vals = [v / of for v in res.values(label, case, field)]
-        spread = f" ({min(vals):.3f}-{max(vals):.3f})" if len(vals) > 1 else ""
-        return f"{statistics.median(vals):.3f}x{spread}"
-
-    print("\n## Issue 22 targets (medians, spread min-max; RSS over the process's base / JSON)\n")
-    print("| measure | plain | compressed | target |\n|---|---|---|---|")
+    took_cms = time.time() - t_group
+    compression_report(res, json_pods, fill_json, json_cms, n_pods, w_pods, n_cms)
     print(
-        f"| {n_pods:,} realistic Pods held |"
-        f" {ratio('product', 'sync-list', 'rss_delta', json_pods)} |"
-        f" {ratio('product+zstd', 'sync-list', 'rss_delta', json_pods)} | <= 0.20x |"
+        f"\nJSON: {json_pods / 2**20:.0f} MB of realistic Pods ({json_pods / n_pods:,.0f} B each),"
+        f" {fill_json / 2**20:.0f} MB of watch-fill Pods, {json_cms / 2**20:.0f} MB of ConfigMaps"
+        f" ({json_cms / n_cms:.0f} B each); Pods {reps} repetitions, ConfigMaps {cm_reps}"
     )
     print(
-        f"| the same after reading every object once | - | "
-        f"{ratio('product+zstd', 'read-all', 'rss_after_read', json_pods)} | <= 0.25x |"
+        "versions: "
+        + ", ".join(f"{p} {version(p)}" for p in ("msgspec", "aiohttp", "zstandard"))
+        + f"; commit {git_commit()}"
     )
     print(
-        f"| {n_cms:,} ConfigMaps held | {ratio('product@cm', 'sync-list', 'rss_delta', json_cms)}"
-        f" | {ratio('product+zstd@cm', 'sync-list', 'rss_delta', json_cms)} |"
-        " <= 1.5x / <= 1.0x |"
+        f"took {time.time() - started:.0f} s (Pods {took_pods:.0f} s, ConfigMaps {took_cms:.0f} s),"
+        f" load after: {os.getloadavg()}"
     )
-    d_sync = m("D", "sync-list", "seconds")
-    plain_sync = m("product", "sync-list", "seconds")
-    zsync = m("product+zstd", "sync-list", "seconds")
-    zcompact = m("product+zstd", "sync-list", "compact_seconds")
-    print(
-        f"| initial sync, time vs D ({d_sync:.2f} s) | {plain_sync / d_sync:.2f}x |"
-        f" {zsync / d_sync:.2f}x ({(zsync + zcompact) / d_sync:.2f}x with the compaction after:"
-        f" {zcompact:.2f} s) | <= 1.5x |"
-    )
-    d_fill = m("D", "watch-fill", "events_per_s")
-    print(
-        f"| watch fill, events/s vs D ({d_fill:,.0f}/s) |"
-        f" {m('product', 'watch-fill', 'events_per_s') / d_fill:.2f}x |"
-        f" {m('product+zstd', 'watch-fill', 'events_per_s') / d_fill:.2f}x | >= 0.8x |"
-    )
-    print(
-        f'| reading one Pod (`obj["spec"]`, not in the memo), p50 / p99 |'
-        f" {m('product', 'sync-list', 'read_one_p50_us'):.1f} /"
-        f" {m('product', 'sync-list', 'read_one_p99_us'):.1f} us |"
-        f" {m('product+zstd', 'sync-list', 'read_one_p50_us'):.1f} /"
-        f" {m('product+zstd', 'sync-list', 'read_one_p99_us'):.1f} us | <= 20 us |"
-    )
-    for label, case, n in (
-        ("product", "sync-list", n_pods),
-        ("product+zstd", "sync-list", n_pods),
-        ("product+zstd", "watch-fill", w_pods),
-        ("product@cm", "sync-list", n_cms),
-        ("product+zstd@cm", "sync-list", n_cms),
-    ):
-        b = m(label, case, "cache_bytes") if res.values(label, case, "cache_bytes") else None
-        if b is None:
-            continue
-        print(
-            f"\n{label} {case}: Store.size() {b / n:.0f} B per object = "
-            f"{b / m(label, case, 'cache_json_bytes'):.3f}x the JSON (computed)"
-        )
-    print("\n## Every peer (median, spread min-max over repetitions)\n")
-    print("| peer | case | seconds | events/s | user CPU s | compaction s | RSS held / JSON |")
-    print("|---|---|---|---|---|---|---|")
-    for (peer, case), runs in res.runs.items():
-        json_size = json_cms if peer.endswith("@cm") else json_pods
-        if case == "watch-fill":
-            json_size = fill_json
-        field = "rss_after_read" if case == "read-all" else "rss_delta"
-        mem = statistics.median(r[field] for r in runs) / json_size
-        print(
-            f"| {peer} | {case} | {res.fmt(peer, case, 'seconds')} | "
-            f"{res.fmt(peer, case, 'events_per_s')} | {res.fmt(peer, case, 'cpu_user')} | "
-            f"{res.fmt(peer, case, 'compact_seconds')} | {mem:.3f}x |"
-        )
-    print(
-        f"\nJSON: {json_pods / 2**20:.0f} MB of realistic Pods ({json_pods / n_pods:.0f} B each),"
-        f" {json_cms / 2**20:.0f} MB of ConfigMaps ({json_cms / n_cms:.0f} B each)"
-    )
-    print(f"took {time.time() - started:.0f} s, load after: {os.getloadavg()}")
     if args.json:
         args.json.write_text(
             json.dumps({f"{p}|{c}": v for (p, c), v in res.runs.items()}, indent=1)
         )
+
+
+def git_commit() -> str:
+    proc = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
+    )
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--", "informer"], capture_output=True, text=True, cwd=ROOT
+    ).stdout.strip()
+    return proc.stdout.strip() + (" (informer/ modified)" if dirty else "")
+
+
+def compression_report(
+    res: Results,
+    json_pods: int,
+    fill_json: int,
+    json_cms: int,
+    n_pods: int,
+    w_pods: int,
+    n_cms: int,
+) -> None:
+    m = res.med
+    have = res.values
+
+    def ratio(label: str, case: str, field: str, of: float) -> str:
+        vals = [v / of for v in have(label, case, field)]
+        if not vals:
+            return "-"
+        spread = f" ({min(vals):.3f}-{max(vals):.3f})" if len(vals) > 1 else ""
+        return f"{statistics.median(vals):.3f}x{spread}"
+
+    def vs_d(label: str, case: str, field: str, invert: bool = False) -> str:
+        """Ratio of medians to D's, and the spread of the per-repetition ratios (runs of one
+        repetition are neighbours in time)."""
+        mine, d = have(label, case, field), have("D", case, field)
+        if not mine or not d:
+            return "-"
+        r = statistics.median(mine) / statistics.median(d)
+        per = [a / b for a, b in zip(mine, d, strict=False)]
+        if invert:
+            r, per = 1 / r, [1 / x for x in per]
+        spread = f" (per repetition {min(per):.2f}-{max(per):.2f})" if len(per) > 1 else ""
+        return f"{r:.2f}x{spread}"
+
+    print("\n## Issue 22 targets (medians, spread min-max; RSS over the process's base / JSON)\n")
+    print("| measure | D | plain | compressed | target |\n|---|---|---|---|---|")
+    print(
+        f"| {n_pods:,} realistic Pods held (RSS / JSON) |"
+        f" {ratio('D', 'sync-list', 'rss_delta', json_pods)} |"
+        f" {ratio('product', 'sync-list', 'rss_delta', json_pods)} |"
+        f" {ratio('product+zstd', 'sync-list', 'rss_delta', json_pods)} | <= 0.20x |"
+    )
+    print(
+        "| the same after reading every object once | - |"
+        f" {ratio('product', 'sync-list', 'rss_after_read', json_pods)} |"
+        f" {ratio('product+zstd', 'sync-list', 'rss_after_read', json_pods)} | <= 0.25x |"
+    )
+    print(
+        f"| {n_cms:,} ConfigMaps held (RSS / JSON) |"
+        f" {ratio('D@cm', 'sync-list', 'rss_delta', json_cms)} |"
+        f" {ratio('product@cm', 'sync-list', 'rss_delta', json_cms)} |"
+        f" {ratio('product+zstd@cm', 'sync-list', 'rss_delta', json_cms)} |"
+        " <= 1.5x plain / <= 1.0x compressed |"
+    )
+    if have("product+zstd", "sync-list", "seconds"):
+        print(
+            f"| initial sync {n_pods:,} Pods until the handler saw every object, time vs D"
+            f" ({m('D', 'sync-list', 'seconds'):.2f} s) | 1 |"
+            f" {vs_d('product', 'sync-list', 'seconds')} |"
+            f" {vs_d('product+zstd', 'sync-list', 'seconds')} | <= 1.5x |"
+        )
+        print(
+            "|   the same until every object is held compressed (background packing done) | - |"
+            f" - | {ratio_d('product+zstd', 'sync-list', 'seconds_until_compact', res)} | - |"
+        )
+    if have("product+zstd", "watch-fill", "events_per_s"):
+        print(
+            f"| watch fill {w_pods:,} new Pods, events/s vs D"
+            f" ({m('D', 'watch-fill', 'events_per_s'):,.0f}/s) | 1 |"
+            f" {vs_d('product', 'watch-fill', 'events_per_s')} |"
+            f" {vs_d('product+zstd', 'watch-fill', 'events_per_s')} | >= 0.8x |"
+        )
+        print(
+            "|   the same until every object is held compressed, vs D's events/s | - | - |"
+            f" {ratio_d('product+zstd', 'watch-fill', 'seconds_until_compact', res)} | - |"
+        )
+    for name, what in (
+        ("read_one", "memo full, as in a running controller: decode + evicting the oldest"),
+        ("read_one_empty_memo", "memo emptied before each read: the decode alone"),
+    ):
+        if not have("product+zstd", "sync-list", f"{name}_p50_us"):
+            continue
+
+        def us(label: str, name: str = name) -> str:
+            p50 = m(label, "sync-list", f"{name}_p50_us")
+            p99 = m(label, "sync-list", f"{name}_p99_us")
+            gc2 = max(have(label, "sync-list", f"{name}_gc2") or [0])
+            return f"{p50:.1f} / {p99:.0f} us ({gc2:.0f} full gc)"
+
+        print(
+            f'| reading one Pod (`obj["spec"]`, not in the memo; {what}), p50 / p99 | - |'
+            f" {us('product')} | {us('product+zstd')} | p50 <= 20 us |"
+        )
+
+    print("\nBackground work when the handler had seen every object (compressed runs):\n")
+    for label, case in (
+        ("product+zstd", "sync-list"),
+        ("product+zstd", "watch-fill"),
+        ("product+zstd@cm", "sync-list"),
+    ):
+        if not have(label, case, "plain_at_done"):
+            continue
+        n = m(label, case, "cache_objects")
+        print(
+            f"- {label} {case}: {m(label, case, 'plain_at_done'):,.0f} of {n:,.0f} objects still"
+            f" plain (median); packing them took {res.fmt(label, case, 'compact_seconds')} s more;"
+            f" handler done after {res.fmt(label, case, 'seconds')} s, every object packed after"
+            f" {res.fmt(label, case, 'seconds_until_compact')} s; user CPU (all threads)"
+            f" {res.fmt(label, case, 'cpu_user')} s to the handler's end,"
+            f" {res.fmt(label, case, 'cpu_user_until_compact')} s to the end of the packing"
+        )
+
+    print("\n## Store.size() per object (computed from the contents, medians)\n")
+    print(
+        "| run | objects | JSON B | held B | / JSON | payload B (JSON or compressed) |"
+        " dictionaries B | fixed cost B | RSS B | peak RSS B |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for label, case in (
+        ("product", "sync-list"),
+        ("product+zstd", "sync-list"),
+        ("product", "watch-fill"),
+        ("product+zstd", "watch-fill"),
+        ("product@cm", "sync-list"),
+        ("product+zstd@cm", "sync-list"),
+    ):
+        if not have(label, case, "cache_bytes"):
+            continue
+        n = m(label, case, "cache_objects")
+        held = m(label, case, "cache_bytes")
+        js = m(label, case, "cache_json_bytes")
+        has_pay = have(label, case, "cache_payload_bytes")
+        pay = m(label, case, "cache_payload_bytes") if has_pay else None
+        dic = (
+            m(label, case, "cache_dictionary_bytes")
+            if have(label, case, "cache_dictionary_bytes")
+            else None
+        )
+        fixed = held - pay - (dic or 0) if pay is not None else None
+
+        def per(v: float | None, n: float = n) -> str:
+            return "?" if v is None else f"{v / n:,.0f}"
+
+        print(
+            f"| {label} {case} | {n:,.0f} | {per(js)} | {per(held)} | {held / js:.3f}x |"
+            f" {per(pay)} | {per(dic)} | {per(fixed)} | {per(m(label, case, 'rss_delta'))} |"
+            f" {per(m(label, case, 'peak_delta'))} |"
+        )
+
+    print("\n## Every run (median, spread min-max over repetitions)\n")
+    print(
+        "| peer | case | seconds | events/s | user CPU s | packing after s | RSS / JSON |"
+        " (before gc.collect()) | peak RSS / JSON | RSS after reading all / JSON |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for (peer, case), runs in res.runs.items():
+        json_size = json_cms if peer.endswith("@cm") else json_pods
+        if case == "watch-fill":
+            json_size = fill_json
+
+        def mem(field: str, runs: list[dict[str, Any]] = runs, js: float = json_size) -> str:
+            vals = [r[field] for r in runs if field in r]
+            return f"{statistics.median(vals) / js:.3f}x" if vals else "-"
+
+        print(
+            f"| {peer} | {case} | {res.fmt(peer, case, 'seconds')} | "
+            f"{res.fmt(peer, case, 'events_per_s')} | {res.fmt(peer, case, 'cpu_user')} | "
+            f"{res.fmt(peer, case, 'compact_seconds')} | {mem('rss_delta')} |"
+            f" {mem('rss_before_gc')} | {mem('peak_delta')} | {mem('rss_after_read')} |"
+        )
+
+
+def ratio_d(label: str, case: str, field: str, res: Results) -> str:
+    """``field`` (a time to the end of the background packing) against D's ``seconds``: for a
+    sync a time ratio, for a watch fill the events/s ratio."""
+    mine, d = res.values(label, case, field), res.values("D", case, "seconds")
+    if not mine or not d:
+        return "-"
+    r = statistics.median(mine) / statistics.median(d)
+    if case == "watch-fill":
+        return f"{1 / r:.2f}x"
+    return f"{r:.2f}x"
 
 
 def freshness_waiters(n: int, reps: int) -> dict[str, list[float]]:
