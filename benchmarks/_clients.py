@@ -110,17 +110,26 @@ def read_one(objs: list[Any], kind: str) -> dict[str, float]:
         for obj in warm:
             obj[field]
         times = []
+        cpu_times = []
         gc_before = [g["collections"] for g in gc.get_stats()]
         for obj in sample:
             if clear:
                 forget_decodes()
             t = time.perf_counter()
+            c = time.thread_time()
             obj[field]
+            cpu_times.append(time.thread_time() - c)
             times.append(time.perf_counter() - t)
         gc_after = [g["collections"] for g in gc.get_stats()]
         times.sort()
+        cpu_times.sort()
         out[f"{name}_p50_us"] = times[len(times) // 2] * 1e6
         out[f"{name}_p99_us"] = times[len(times) * 99 // 100] * 1e6
+        # the same reads in this thread's CPU time (user + system, page faults included): not
+        # the time the process waited descheduled, which makes a loaded machine's wall-clock
+        # tail; on an idle machine the two agree
+        out[f"{name}_cpu_p50_us"] = cpu_times[len(times) // 2] * 1e6
+        out[f"{name}_cpu_p99_us"] = cpu_times[len(times) * 99 // 100] * 1e6
         out[f"{name}_n"] = len(times)
         # collections of the oldest generation during these reads (each scans every tracked
         # object of the process): how many of the slowest 1% they can explain

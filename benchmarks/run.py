@@ -503,7 +503,12 @@ def compression_report(
             p50 = m(label, "sync-list", f"{name}_p50_us")
             p99 = m(label, "sync-list", f"{name}_p99_us")
             gc2 = max(have(label, "sync-list", f"{name}_gc2") or [0])
-            return f"{p50:.1f} / {p99:.0f} us ({gc2:.0f} full gc)"
+            text = f"{p50:.1f} / {p99:.0f} us"
+            if have(label, "sync-list", f"{name}_cpu_p50_us"):
+                c50 = m(label, "sync-list", f"{name}_cpu_p50_us")
+                c99 = m(label, "sync-list", f"{name}_cpu_p99_us")
+                text += f"; CPU time {c50:.1f} / {c99:.0f} us"
+            return f"{text} ({gc2:.0f} full gc)"
 
         print(
             f'| reading one Pod (`obj["spec"]`, not in the memo; {what}), p50 / p99 | - |'
