@@ -23,6 +23,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -68,7 +69,10 @@ async def child(base: str, n: int, kind: str, compression: bool) -> dict[str, An
     out.update(size=size.bytes, json=size.json_bytes, compressed=size.compressed_objects)
     out["parts"] = parts(store)
     try:
-        ctypes.CDLL(None).malloc_trim(0)
+        trim = ctypes.CDLL(None).malloc_trim
+        t0 = time.perf_counter()
+        trim(0)
+        out["trim_seconds"] = time.perf_counter() - t0
         out["rss_trimmed"] = rss() - before
     except (OSError, AttributeError):
         out["rss_trimmed"] = out["rss"]
@@ -134,6 +138,7 @@ def main() -> None:
                 f" RSS {r['rss'] / n:.0f} B ({r['rss'] / js:.3f}x),"
                 f" after malloc_trim {r['rss_trimmed'] / n:.0f} B ({r['rss_trimmed'] / js:.3f}x),"
                 f" Store.size() {r['size'] / n:.0f} B ({r['size'] / js:.3f}x)"
+                f" (malloc_trim: {r.get('trim_seconds', 0) * 1e3:.1f} ms)"
             )
             print(
                 "      size's parts per object: "

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from informer._log import describe_error
+from informer._malloc import trim
 from informer.backoff import Backoff
 from informer.errors import ApiError
 from informer.objects import KubeObject, Trim
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
     import structlog
 
 DeltaSink = Callable[[list[Delta]], None]
+
+_TRIM_AFTER_LIST = 1000  # a list of this many objects or more: free heap pages given back
 
 
 def _brief(exc: Exception) -> str:
@@ -120,6 +123,14 @@ class _ReflectorCore:
             "reflector.relist" if relist else "reflector.synced", rv=rv, objects=len(objs)
         )
         self._emit(deltas)
+        if len(items) >= _TRIM_AFTER_LIST:
+            # the pages' bodies, freed between the cache's objects (``informer._malloc``); once
+            # the handlers woken above had their turn (a synchronous one takes the whole list
+            # in one step), when the list's own lists and the deltas they held are gone too
+            try:
+                asyncio.get_running_loop().call_soon(trim)
+            except RuntimeError:  # no loop (a store filled by hand)
+                trim()
         self._older_in_a_row = 0
         self._backoff.answered()
         self.synced.set()
