@@ -32,7 +32,7 @@ from informer import (
 )
 from informer._log import capture_logs
 from informer.testing import ApiServer, Fault
-from tests.conftest import ELECTION, FAST, wait_until
+from tests.conftest import ELECTION, FAST, cm, wait_until
 
 pytestmark = pytest.mark.asyncio
 
@@ -231,6 +231,46 @@ async def test_past_the_grace_period_a_lease_not_to_be_released_is_kept(
         release.set()
         await manager.stop()
         await wait_until(lambda: not manager_tasks())
+
+
+async def test_past_the_grace_period_a_handler_ignoring_its_cancellation_does_not_hold_the_stop(
+    api_server: ApiServer,
+) -> None:
+    """An informer's handler is the application's code too: one that ignores its cancellation
+    keeps its informer from stopping, and the stop from ending, unless the cut stops waiting."""
+    entered, release = asyncio.Event(), asyncio.Event()
+    manager = new_manager(api_server, shutdown_timeout=0.2)
+    stubborn = ignores_cancellation(entered, release)
+
+    returned = asyncio.Event()
+
+    async def on_add(obj: Any, initial: bool) -> None:
+        await stubborn()
+        returned.set()
+
+    manager.informer(CONFIGMAPS).add_handler(on_add=on_add)
+    api_server.create(CONFIGMAPS, cm("a"))
+    try:
+        with capture_logs() as logs:
+            running = asyncio.create_task(manager.run(handle_signals=False))
+            await entered.wait()
+            manager.request_stop()
+            with pytest.raises(ShutdownTimeout) as raised:
+                async with asyncio.timeout(10):  # bounds a hang: the failure this test is about
+                    await running
+        assert raised.value.not_stopped == ("informers",)
+        assert manager.state is ManagerState.STOPPED
+        assert [e["event"] for e in logs if e["event"] == "manager.informers_not_stopped"] == [
+            "manager.informers_not_stopped"
+        ]
+    finally:
+        release.set()
+        await returned.wait()  # then the cancellation it swallowed comes again (as at an exit)
+        for task in asyncio.all_tasks():
+            if task.get_name().startswith("informer-handler-"):
+                task.cancel()
+        await manager.stop()
+        await asyncio.gather(*(inf.stop() for inf in manager.informers))
 
 
 # -- stop() racing start() ------------------------------------------------------------------------

@@ -20,8 +20,9 @@ over ``api``; ``informer(...)`` and ``controller(...)`` (or ``add``) give it the
    here, not 30, to end within Kubernetes' default ``terminationGracePeriodSeconds``, 30 s,
    after which the kubelet kills). Past it the manager stops waiting: it logs the parts asked
    to stop that had not ended (``manager.shutdown_deadline``, ``not_stopped``), cancels them
-   once more, stops the informers, releases the Lease if it holds it (unless the elector's
-   ``release_on_cancel`` is off), closes the rest, and ``run()`` raises ``ShutdownTimeout``
+   once more, releases the Lease if it holds it (unless the elector's ``release_on_cancel`` is
+   off) while the informers stop (at most 1 s more: an informer whose handler ignores its
+   cancellation is left behind too), closes the rest, and ``run()`` raises ``ShutdownTimeout``
    ("failed waiting for all runnables to end within grace period of 25s (not stopped: ...)").
    A part that ignores even that cancellation is left behind: with ``handle_signals`` the
    process then exits with status 1 (``asyncio.run`` would wait for it forever); the API client
@@ -69,12 +70,12 @@ from informer.client import Client
 from informer.controller import Controller, Mapper, Reconcile
 from informer.errors import ShutdownTimeout
 from informer.event_recorder import EventRecorder
-from informer.informer import Informer, SharedInformerFactory
+from informer.informer import Informer, InformerState, SharedInformerFactory
 from informer.leader_election import LeaderElector
 from informer.manager._endpoints import Check, Endpoints
 from informer.manager._metrics import MetricsExport
 from informer.manager._parts import Parts
-from informer.manager._probes import liveness, readiness
+from informer.manager._probes import describe, liveness, readiness
 from informer.manager._signals import exit_process, stop_on_signals
 from informer.manager._state import ManagerState
 from informer.manager._watchdog import LoopWatchdog
@@ -86,6 +87,7 @@ __all__ = ["DEFAULT_PORT", "Manager", "ManagerState", "pod_namespace"]
 _log = get_logger("informer.manager")
 
 DEFAULT_PORT = 8080  # controller-runtime's metrics port; here the probes share it
+_CUT_GRACE = 1.0  # seconds the informers get to stop once the stop's deadline has passed
 _NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
@@ -163,6 +165,7 @@ class Manager:
         self._failure: BaseException | None = None  # what run() raises, once stopped
         self._deadline_passed: ShutdownTimeout | None = None
         self._informers_stopping = False  # the graceful stop has come to the informers
+        self._informers_stop: asyncio.Future[None] | None = None  # theirs after a cut
         self._stop_reason = "stop"
         self._log = _log
 
@@ -348,7 +351,7 @@ class Manager:
                 await self._stop_requested.wait()
             finally:
                 await self.stop()
-        if handle_signals and (left := self._parts.running()):
+        if handle_signals and (left := self._left_behind()):
             self._log.error("manager.exit_with_parts_running", parts=left, status=1)
             exit_process(1)
         if self._failure is not None:
@@ -431,7 +434,9 @@ class Manager:
         """Stop gracefully (see the module docstring); every caller returns once stopped. From
         the moment it is called nothing more starts (no informer, controller or runnable), also
         when it comes while ``start`` binds its port. A manager stopped before it started never
-        runs; its event recorders and API client are closed all the same."""
+        runs; its event recorders and API client are closed all the same. From inside a part (a
+        reconcile, a runnable, a handler) call ``request_stop()``: ``stop()`` there would wait
+        for the part that calls it."""
         # not cancelled with the caller: the stop must finish
         await asyncio.wait([self._begin_stop()])
 
@@ -580,9 +585,12 @@ class Manager:
     async def _cut(self, graceful: asyncio.Task[None]) -> None:
         """``shutdown_timeout`` passed: stop waiting (controller-runtime's grace period). Name
         what did not stop, cancel every part once more (what ignores that is left behind: the
-        process's exit ends it), stop the informers and release the Lease if this replica holds
-        it (a standby takes over at its next retry; the client closes right after, so a part
-        left behind cannot write through it)."""
+        process's exit ends it), release the Lease if this replica holds it (a standby takes
+        over at its next retry; the client closes right after, so a part left behind cannot
+        write through it) while the informers stop. Nothing is awaited without a bound any
+        more: the informers get ``_CUT_GRACE`` (or ``shutdown_timeout`` if shorter) to end, as
+        an informer whose handler (the application's code) ignores its cancellation never
+        does; one left behind is logged (``manager.informers_not_stopped``)."""
         not_stopped = [name for name, task in self._parts.named() if task.cancelling()]
         if not not_stopped and self._informers_stopping:
             not_stopped = ["informers"]
@@ -594,10 +602,25 @@ class Manager:
         for task in self._parts.tasks():
             task.cancel()
         await asyncio.wait([graceful])
-        await asyncio.gather(*(f.stop() for f in self._factories))
-        await asyncio.gather(*(inf.stop() for inf in self._informers))
+        informers = asyncio.ensure_future(self._stop_informers())
+        self._informers_stop = informers
         if self.elector is not None and self.elector.release_on_cancel:
             await self.elector.release()
+        _, left = await asyncio.wait([informers], timeout=min(_CUT_GRACE, self.shutdown_timeout))
+        if left:
+            running = [describe(i) for i in self.informers if i.state is not InformerState.STOPPED]
+            self._log.error("manager.informers_not_stopped", informers=running)
+
+    async def _stop_informers(self) -> None:
+        await asyncio.gather(*(f.stop() for f in self._factories))
+        await asyncio.gather(*(inf.stop() for inf in self._informers))
+
+    def _left_behind(self) -> list[str]:
+        """What still runs after the stop: parts, and informers, that ignored cancellation."""
+        left = self._parts.running()
+        if self._informers_stop is not None and not self._informers_stop.done():
+            left.append("informers")
+        return left
 
     async def _stop_parts(self) -> None:
         """The graceful order: controllers (in-flight reconciles finish) and runnables, the
@@ -609,8 +632,7 @@ class Manager:
             work.cancel()  # ends the term (controllers already stopped) and releases the Lease
             await asyncio.wait([work])
         self._informers_stopping = True
-        await asyncio.gather(*(f.stop() for f in self._factories))
-        await asyncio.gather(*(inf.stop() for inf in self._informers))
+        await self._stop_informers()
 
     # -- probes -----------------------------------------------------------------------------
     def health_checks(self) -> list[Check]:
