@@ -320,3 +320,53 @@ def test_merging_partitions_delivers_every_change_once_and_never_goes_back(
     assert held == {(w.key, w.uid, str(w.rv)) for w in world.live.values()}
     assert handlers.view == {o.key: o for o in store.list()}
     assert sorted(merged.keys()) == sorted(store.keys())
+
+
+# -- a partition judges events by the same rule as a plain store --------------------------------
+RVS = st.one_of(
+    st.integers(1, 12).map(str),  # comparable, most of the time
+    st.sampled_from(["", "07", "a1", "1.5"]),  # opaque: the writer switches to equality for good
+)
+events = st.lists(
+    st.one_of(
+        st.tuples(st.sampled_from(["ADDED", "MODIFIED", "DELETED"]), st.sampled_from(KEYS), RVS),
+        st.tuples(st.just("BOOKMARK"), st.just(""), RVS),
+    ),
+    max_size=40,
+)
+
+
+def versioned(key: str, rv: str) -> KubeObject:
+    meta = {"name": key, "namespace": "ns", "uid": f"uid-{key}", "resourceVersion": rv}
+    return KubeObject.from_dict({"kind": "ConfigMap", "apiVersion": "v1", "metadata": meta})
+
+
+@settings(max_examples=300)
+@given(
+    st.none() | st.tuples(st.lists(st.tuples(st.sampled_from(KEYS), RVS), max_size=3), RVS),
+    events,
+)
+def test_a_partition_drops_and_applies_the_events_a_plain_store_does(
+    listed: tuple[list[tuple[str, str]], str] | None, sequence: list[tuple[str, str, str]]
+) -> None:
+    plain = Store()
+    part = Store().partition(ShardSet([ShardRange(0, HASH_SPACE)]), ShardField.UID)
+    if listed is not None:
+        objs = [versioned(key, rv) for key, rv in listed[0]]
+        plain.replace(objs, listed[1], is_initial=True)
+        part.replace(objs, listed[1], is_initial=True)
+    for type, key, rv in sequence:
+        if type == "BOOKMARK":
+            plain.advance(rv)
+            part.advance(rv)
+        else:
+            obj = versioned(key, rv)
+            a, b = plain.apply_event(type, obj), part.apply_event(type, obj)
+            assert (a is None) == (b is None)
+            if a is not None and b is not None:
+                assert (a.type, a.obj, a.old) == (b.type, b.obj, b.old)
+        assert part.resource_version == plain.resource_version
+        assert part.comparable == plain.comparable
+        assert part.stats == plain.stats
+        assert sorted(part.keys()) == sorted(plain.keys())
+        assert all(part.get_by_key(k) is plain.get_by_key(k) for k in plain.keys())

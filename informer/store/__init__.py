@@ -49,8 +49,10 @@ and the background packer of compressed objects), ``_freshness`` (:class:`Freshn
 errors of freshness questions the cache cannot answer), ``_stats`` (:class:`StoreStats`,
 :class:`CacheSize`),
 ``_indexes`` (the contents record and index maintenance), ``_waiters`` (the freshness questions and
-waits), ``_store`` (:class:`Store`: reads and the reflector's writes, built on the bases in
-``_indexes`` and ``_waiters``).
+waits), ``_verdict`` (the one rule by which a writer drops an event as stale or a duplicate),
+``_store`` (:class:`Store`: reads and the reflector's writes, built on the bases in
+``_indexes`` and ``_waiters``), ``_partition`` (:class:`StorePartition`: one sharded
+reflector's part of a store).
 """
 
 from informer.store._changes import Delta, Tombstone

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from informer._log import get_logger
 from informer.objects import KubeObject
@@ -44,13 +44,12 @@ from informer.shards import ShardField, ShardSet
 from informer.store._changes import Delta, Tombstone
 from informer.store._indexes import NAMESPACE_INDEX
 from informer.store._stats import StoreStats
+from informer.store._verdict import DROPPED, EVENT_TYPES, judge_event
 
 if TYPE_CHECKING:
     from informer.store._store import Store
 
 _log = get_logger("informer.store")
-
-_EVENT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED"})
 
 
 class StorePartition:
@@ -153,7 +152,7 @@ class StorePartition:
                 owner._keys.discard(key)
             self._keys.add(key)
 
-    def _drop(self, why: str, type: str, key: str, rv: str) -> None:
+    def _drop(self, why: Literal["stale", "duplicate"], type: str, key: str, rv: str) -> None:
         if why == "stale":
             self._stale += 1
             self._parent._stale += 1
@@ -164,7 +163,7 @@ class StorePartition:
 
     def apply_event(self, type: str, obj: KubeObject) -> Delta | None:
         """One watch event of this partition's ranges (see ``Store.apply_event``)."""
-        if type not in _EVENT_TYPES:
+        if type not in EVENT_TYPES:
             raise ValueError(f"not an object event type: {type!r} (bookmarks: use advance())")
         if self.detached:
             return None
@@ -173,35 +172,10 @@ class StorePartition:
         items = parent._c.items
         cached = items.get(key)
         deleted = type == "DELETED"
-        new_key: tuple[int, str] | None = None
-        if self._comparable and not is_comparable(rv):
-            self._go_opaque(rv)
-        if self._comparable:
-            new_key = (len(rv), rv)
-            if cached is not None and not deleted and cached._rv == rv:
-                self._drop("duplicate", type, key, rv)
-                return None
-            if self._rv_key is not None and new_key <= self._rv_key:
-                self._drop("stale", type, key, rv)
-                return None
-            if self._ahead:  # applied already by the partition that held its range
-                known = self._known_up_to(obj)
-                if known is not None and new_key <= known:
-                    self._drop("duplicate", type, key, rv)
-                    return None
-            if cached is not None:
-                crv = cached._rv
-                if not is_comparable(crv):
-                    self._go_opaque(crv)
-                    new_key = None
-                elif (len(crv), crv) >= new_key:  # also another partition's newer incarnation
-                    self._drop("stale", type, key, rv)
-                    return None
-        if not self._comparable:
-            duplicate = cached is None if deleted else cached is not None and cached._rv == rv
-            if duplicate:
-                self._drop("duplicate", type, key, rv)
-                return None
+        known = self._known_up_to(obj) if self._ahead else None
+        new_key = judge_event(self, type, key, rv, cached, deleted, known)
+        if new_key is DROPPED:
+            return None
         if deleted:
             if cached is None:
                 self._unknown_deletes += 1
@@ -217,11 +191,17 @@ class StorePartition:
         else:
             items[key] = obj
             parent._reindex(key, cached, obj)
-            self._take(key)
+            if key not in self._keys:  # (checked here: no call for the common update)
+                self._take(key)
             delta = Delta("added", obj, None) if cached is None else Delta("updated", obj, cached)
         self._applied += 1
         parent._applied += 1
-        self._set_rv(rv, new_key)
+        if self._ahead:
+            self._set_rv(rv, new_key)
+        else:  # what _set_rv does with nothing ahead, without a call on the hot path
+            self._rv = rv
+            self._rv_key = new_key
+            parent._partition_moved(self)
         if parent._key_waiters:
             parent._notify_key(key)
         return delta

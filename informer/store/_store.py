@@ -4,7 +4,8 @@
 :class:`~informer.store._waiters._Waiters` (the freshness questions and waits). It owns all the
 state they work on (created in ``__init__``) and the rules that move the cache RV: the
 resource-version rules in the ``informer.store`` docstring are implemented here, in
-:meth:`Store.apply_event`, :meth:`Store.advance` and :meth:`Store.replace`, the hot paths of a sync.
+:meth:`Store.apply_event`, :meth:`Store.advance` and :meth:`Store.replace`, the hot paths of a sync
+(``apply_event`` judges an event stale or a duplicate by ``_verdict``, the rule partitions share).
 """
 
 from __future__ import annotations
@@ -28,11 +29,10 @@ from informer.store._freshness import CacheNotComparable, CacheWentBackwards, Fr
 from informer.store._indexes import NAMESPACE_INDEX, IndexFunc, _Contents, _Indexes, _key_of
 from informer.store._partition import StorePartition
 from informer.store._stats import CacheSize, StoreStats
+from informer.store._verdict import DROPPED, EVENT_TYPES, judge_event
 from informer.store._waiters import _HeapEntry, _KeyPredicate, _Waiters
 
 _log = get_logger("informer.store")
-
-_EVENT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED"})
 
 
 class Store(_Waiters, _Indexes):
@@ -351,40 +351,16 @@ class Store(_Waiters, _Indexes):
         comparable). An ADDED of a cached key is an update; a MODIFIED of an unknown key is an add.
         ``BOOKMARK`` is :meth:`advance`; any other type raises ``ValueError``.
         """
-        if type not in _EVENT_TYPES:
+        if type not in EVENT_TYPES:
             raise ValueError(f"not an object event type: {type!r} (bookmarks: use advance())")
         rv = obj._rv
         key = obj._key
         items = self._c.items
         cached = items.get(key)
         deleted = type == "DELETED"
-        new_key: tuple[int, str] | None = None
-        if self._comparable and not is_comparable(rv):
-            self._go_opaque(rv)
-        if self._comparable:
-            new_key = (len(rv), rv)
-            if cached is not None and not deleted and cached.resource_version == rv:
-                self._drop("duplicate", type, key, rv)
-                return None
-            if self._rv_key is not None and new_key <= self._rv_key:
-                self._drop("stale", type, key, rv)
-                return None
-            if cached is not None:
-                crv = cached.resource_version
-                if not is_comparable(crv):
-                    self._go_opaque(crv)
-                    new_key = None
-                elif (len(crv), crv) >= new_key:
-                    self._drop("stale", type, key, rv)
-                    return None
-        if not self._comparable:
-            if deleted:
-                duplicate = cached is None
-            else:
-                duplicate = cached is not None and cached.resource_version == rv
-            if duplicate:
-                self._drop("duplicate", type, key, rv)
-                return None
+        new_key = judge_event(self, type, key, rv, cached, deleted)
+        if new_key is DROPPED:
+            return None
         if deleted:
             if cached is None:  # comparable: a delete we never saw the object of
                 self._unknown_deletes += 1

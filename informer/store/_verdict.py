@@ -1,0 +1,100 @@
+"""The verdict on one watch event: apply it, or drop it as stale or as a duplicate.
+
+A store has two kinds of writer: the :class:`~informer.store.Store` itself (one reflector) and a
+:class:`~informer.store.StorePartition` (one of a sharded informer's reflectors). Each judges an
+event against its own RV and its own comparability, and counts and logs its own drops; the rule
+they judge by is this one function, so the two cannot drift apart:
+
+* comparable RVs (KEP-5504): an event carrying the cached copy's RV is a duplicate (a DELETED
+  never is: it ends that copy); one not newer than the writer's RV, or than the cached copy's
+  RV, is stale; one a partition's merged range has seen already (``known``) is a duplicate;
+* opaque RVs (the first one seen switches the writer to them for good): only exact duplicates
+  are dropped: the cached copy's RV again, or a DELETED of a key not held.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Final, Literal, Protocol
+
+from informer.objects import KubeObject
+from informer.resource_version import is_comparable
+
+EVENT_TYPES: Final = frozenset({"ADDED", "MODIFIED", "DELETED"})
+"""The watch event types that carry an object (``BOOKMARK`` is the writers' ``advance``)."""
+
+
+class Dropped(enum.Enum):
+    """The verdict "not applied" (dropped, counted and logged by the writer's ``_drop``)."""
+
+    DROPPED = "dropped"
+
+
+DROPPED: Final = Dropped.DROPPED
+
+
+class EventWriter(Protocol):
+    """What the verdict reads and calls of a writer (``Store`` or ``StorePartition``)."""
+
+    _comparable: bool
+    _rv_key: tuple[int, str] | None
+
+    def _go_opaque(self, rv: str) -> None:
+        """Switch to equality semantics for good (sets ``_comparable`` to False)."""
+
+    def _drop(self, why: Literal["stale", "duplicate"], type: str, key: str, rv: str) -> None:
+        """Count and log one dropped event."""
+
+
+def judge_event(
+    writer: EventWriter,
+    type: str,
+    key: str,
+    rv: str,
+    cached: KubeObject | None,
+    deleted: bool,
+    known: tuple[int, str] | None = None,
+) -> tuple[int, str] | Literal[Dropped.DROPPED] | None:
+    """Judge the event (``type``, of ``key`` at ``rv``; ``cached``: the copy held, if any).
+
+    ``known``: the RV sort key up to which every change of the object's range was applied
+    already, when that is past the writer's own RV (a partition's ranges merged from partitions
+    that were ahead of it); an event at or below it is a duplicate.
+
+    Returns ``DROPPED`` when the event is dropped (``writer._drop`` has counted it), else the
+    event's RV sort key to move the writer's RV to: None once the RVs are opaque. Switches the
+    writer to opaque RVs (``writer._go_opaque``) when the event's or the cached copy's RV is not
+    comparable.
+    """
+    new_key: tuple[int, str] | None = None
+    if writer._comparable and not is_comparable(rv):
+        writer._go_opaque(rv)
+    if writer._comparable:
+        new_key = (len(rv), rv)
+        if cached is not None and not deleted and cached._rv == rv:
+            writer._drop("duplicate", type, key, rv)
+            return DROPPED
+        rv_key = writer._rv_key
+        if rv_key is not None and new_key <= rv_key:
+            writer._drop("stale", type, key, rv)
+            return DROPPED
+        if known is not None and new_key <= known:  # applied by the partition that held it
+            writer._drop("duplicate", type, key, rv)
+            return DROPPED
+        if cached is not None:
+            crv = cached._rv
+            if not is_comparable(crv):
+                writer._go_opaque(crv)
+                new_key = None
+            elif (len(crv), crv) >= new_key:  # also another partition's newer incarnation
+                writer._drop("stale", type, key, rv)
+                return DROPPED
+    if not writer._comparable:
+        if deleted:
+            duplicate = cached is None
+        else:
+            duplicate = cached is not None and cached._rv == rv
+        if duplicate:
+            writer._drop("duplicate", type, key, rv)
+            return DROPPED
+    return new_key
