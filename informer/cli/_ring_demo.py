@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import functools
 import signal
-import textwrap
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from informer.backoff import BackoffPolicy
+from informer.cli._live import say, show
 from informer.cli._replicas import (
     Fleet,
     Replica,
@@ -302,33 +302,9 @@ class ReplicasDemo:
 
 
 def _say(console: Console, line: str) -> None:
-    """One line of the summary: whole on a pipe; on a terminal wrapped at its width, the
-    continuation lines indented under the line's text."""
-    if not console.is_terminal:
-        console.print(line, highlight=False, soft_wrap=True)
-        return
-    indent = " " * (
-        9 if line.startswith(("OK ", "FAILED ")) else len(line) - len(line.lstrip()) + 4
-    )
-    text = textwrap.fill(line, width=console.width, subsequent_indent=indent)
-    console.print(text, highlight=False, soft_wrap=True)
-
-
-async def _show(demo: ReplicasDemo, stop: asyncio.Event, console: Console) -> None:
-    from rich.live import Live
-
-    if console.is_terminal:
-        with Live(demo.render(), console=console, refresh_per_second=4) as live:
-            while not stop.is_set():
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), 0.5)
-                live.update(demo.render())
-        return
-    while not stop.is_set():
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), demo.args.interval)
-        for line in demo.plain():
-            print(line, flush=True)
+    """One line of the summary (``say``), its continuation lines under the line's text."""
+    indent = 9 if line.startswith(("OK ", "FAILED ")) else len(line) - len(line.lstrip()) + 4
+    say(console, line, indent)
 
 
 async def run_replicas(args: argparse.Namespace, server: ApiServer, console: Console) -> int:
@@ -362,7 +338,7 @@ async def run_replicas(args: argparse.Namespace, server: ApiServer, console: Con
     ]
     if args.faults:
         tasks.append(asyncio.create_task(demo.faults.run()))
-    view = asyncio.create_task(_show(demo, stop, console))
+    view = asyncio.create_task(show(demo, stop, console))
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(stop.wait(), args.duration)
     timeline = tasks[2]

@@ -19,12 +19,10 @@ import contextlib
 import functools
 import signal
 import sys
-import textwrap
 import time
 from typing import Any
 
 from rich.console import Console, Group
-from rich.live import Live
 
 from informer.backoff import BackoffPolicy
 from informer.cli._common import (
@@ -36,6 +34,8 @@ from informer.cli._common import (
     run_command,
 )
 from informer.cli._convergence import catch_up, check_cache
+from informer.cli._live import say as _say_line
+from informer.cli._live import show
 from informer.cli._mirror import mirror_controller, mirrors_converged
 from informer.cli._monitor import InformerMonitor
 from informer.cli._progress import ProgressTransport
@@ -311,22 +311,6 @@ def _noop_update(old: KubeObject, new: KubeObject) -> None:
     return None
 
 
-async def _show(demo: _Demo, stop: asyncio.Event, console: Console) -> None:
-    """The live view until ``stop`` (a terminal), else plain lines every ``--interval``."""
-    if console.is_terminal:
-        with Live(demo.render(), console=console, refresh_per_second=4) as live:
-            while not stop.is_set():
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), 0.5)
-                live.update(demo.render())
-        return
-    while not stop.is_set():
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), demo.args.interval)
-        for line in demo.plain():
-            print(line, flush=True)
-
-
 async def _drain(controller: Controller, timeout: float) -> None:
     """Until the controller has nothing queued or in flight (or ``timeout``), twice in a row
     0.1 s apart: a change its caches just applied may still be on its way to the queue."""
@@ -391,7 +375,7 @@ async def _run(args: argparse.Namespace, server: ApiServer, api: Any) -> int:
     tasks = [asyncio.create_task(demo.workload.run())]
     if args.faults:
         tasks.append(asyncio.create_task(demo.faults.run()))
-    view = asyncio.create_task(_show(demo, stop, console))
+    view = asyncio.create_task(show(demo, stop, console))
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(stop.wait(), args.duration)
     stop.set()
@@ -452,26 +436,12 @@ def _count(n: int, what: str, plural: str | None = None) -> str:
     return f"{n} {what if n == 1 else plural or what + 's'}"
 
 
-def _say(console: Console, line: str) -> None:
-    """One line of the summary: whole on a pipe; on a terminal wrapped at its width, the
-    continuation lines indented under the line's own indent."""
-    if not console.is_terminal:
-        console.print(line, highlight=False, soft_wrap=True)
-        return
-    indent = " " * (len(line) - len(line.lstrip(" ")) + 4)
-    console.print(
-        textwrap.fill(line, width=console.width, subsequent_indent=indent),
-        highlight=False,
-        soft_wrap=True,
-    )
-
-
 def _summary(demo: _Demo, console: Console) -> None:
     """What happened, per informer and controller, and what the figures mean."""
     w = demo.workload
     waits = list(w.freshness_waits)
     injected = ", ".join(f"{n} {k}" for k, n in sorted(demo.faults.injected.items())) or "none"
-    say = functools.partial(_say, console)
+    say = functools.partial(_say_line, console)
     say(
         f"ran {time.monotonic() - demo.started:.1f} s: {w.writes} writes; faults injected: "
         f"{injected} ({demo.faults.fired} fired)"
