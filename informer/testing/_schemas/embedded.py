@@ -9,6 +9,7 @@ from typing import Any, Final
 
 from informer.testing._schemas.go_format import bad_value
 from informer.testing._schemas.openapi_validation import FieldError, path_string
+from informer.testing._schemas.walk import walk
 
 __all__ = ["embedded_errors"]
 
@@ -17,29 +18,10 @@ _DNS1035: Final = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 
 def embedded_errors(schema: Any, value: Any) -> list[FieldError]:
     errors: list[FieldError] = []
-    _walk(schema, value, [], errors)
+    for node, item, path in walk(schema, value):
+        if isinstance(item, dict) and node.get("x-kubernetes-embedded-resource"):
+            _check(item, path, errors)
     return errors
-
-
-def _walk(schema: Any, value: Any, path: list[Any], errors: list[FieldError]) -> None:
-    if not isinstance(schema, dict):
-        return
-    if isinstance(value, dict):
-        if schema.get("x-kubernetes-embedded-resource"):
-            _check(value, path, errors)
-        props = schema.get("properties")
-        if isinstance(props, dict):
-            for key, sub in props.items():
-                if key in value:
-                    _walk(sub, value[key], [*path, key], errors)
-        extra = schema.get("additionalProperties")
-        if isinstance(extra, dict):
-            for key, item in value.items():
-                if not (isinstance(props, dict) and key in props):
-                    _walk(extra, item, [*path, key], errors)
-    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
-        for index, item in enumerate(value):
-            _walk(schema["items"], item, [*path, index], errors)
 
 
 def _check(obj: dict[str, Any], path: list[Any], errors: list[FieldError]) -> None:
