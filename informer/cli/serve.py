@@ -100,6 +100,13 @@ def register(commands: Any, help: str) -> None:
         help="serve HTTPS with a self-signed CA, written into --kubeconfig (default: plain HTTP)",
     )
     serve.add_argument(
+        "--root-ca-configmaps",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="every namespace has its kube-root-ca.crt ConfigMap, as on a cluster "
+        "(default: %(default)s)",
+    )
+    serve.add_argument(
         "--kubeconfig",
         default=None,
         metavar="PATH",
@@ -172,6 +179,7 @@ async def _serve(args: argparse.Namespace) -> None:
         bookmark_interval=args.bookmark_interval,
         stale_lag=args.stale_lag,
         tls=args.tls,
+        root_ca_configmaps=args.root_ca_configmaps,
     )
     _prepare(server, args)
     async with server:

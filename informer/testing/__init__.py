@@ -50,11 +50,13 @@ compaction.
 Lifecycle (``_lifecycle``): finalizers and graceful deletion, propagation
 policies, a garbage collector by owner uid, namespaces ``default``, ``kube-system``,
 ``kube-public``, ``kube-node-lease`` at revision 1, 404 for an HTTP create into a missing
-namespace, 403 into a Terminating one, namespace deletion that empties then removes it.
-Subresources: ``/status`` where the real resource has it (status written only there). Discovery
-with short names, categories and verbs (aggregated too), ``/openapi/v2|v3``, a complete
-``/version``, ``Table`` answers for kubectl; CustomResourceDefinitions created over HTTP are
-served (``_catalog.crd``); built-ins: see ``_catalog.specs.BUILTIN_SPECS``.
+namespace, 403 into a Terminating one, namespace deletion that empties then removes it; each
+namespace's ``default`` ServiceAccount, and with ``root_ca_configmaps=True`` (``informer serve``)
+its ``kube-root-ca.crt`` ConfigMap kept by the root CA publisher. Subresources: ``/status``
+where the real resource has it (status written only there). Discovery with short names,
+categories and verbs (aggregated too), ``/openapi/v2|v3``, a complete ``/version``, ``Table``
+answers for kubectl; CustomResourceDefinitions created over HTTP are served (``_catalog.crd``);
+built-ins: see ``_catalog.specs.BUILTIN_SPECS``.
 
 Custom resources follow their CRD's structural schema per served version (``_schemas``): 422
 with the apiextensions server's causes and messages, pruning of unknown fields (400 under

@@ -45,6 +45,8 @@ class ServerOptions:
     stale_lag: int
     watch_cache_quirks: bool
     shard_selectors: ShardSelectorMode = ShardSelectorMode.OFF
+    root_ca_configmaps: bool = False
+    """Whether every namespace has its ``kube-root-ca.crt`` (the root CA publisher runs)."""
 
     @classmethod
     def of(
@@ -59,6 +61,7 @@ class ServerOptions:
         stale_lag: int,
         watch_cache_quirks: bool | None,
         shard_selectors: ShardSelectorMode | str | None = None,
+        root_ca_configmaps: bool = False,
     ) -> ServerOptions:
         """Options for ``personality``; raises ValueError for an unknown one.
 
@@ -88,6 +91,7 @@ class ServerOptions:
                 else watch_cache_quirks
             ),
             shard_selectors=shard_mode,
+            root_ca_configmaps=root_ca_configmaps,
         )
 
     @property

@@ -90,6 +90,7 @@ class ApiServer:
         watch_cache_quirks: bool | None = None,
         shard_selectors: ShardSelectorMode | str | None = None,
         tls: bool = False,
+        root_ca_configmaps: bool = False,
     ) -> None:
         self.options = ServerOptions.of(
             personality,
@@ -101,6 +102,7 @@ class ApiServer:
             stale_lag=stale_lag,
             watch_cache_quirks=watch_cache_quirks,
             shard_selectors=shard_selectors,
+            root_ca_configmaps=root_ca_configmaps,
         )
         self.host = host
         self._port = port
@@ -146,6 +148,8 @@ class ApiServer:
             hosts = tuple(dict.fromkeys((self.host, "127.0.0.1", "localhost", "::1")))
             ssl_context = ca.issue(hosts).server_context()
             self._ca_pem = ca.pem
+            if self.options.root_ca_configmaps:
+                self.registry.controllers.publish_root_ca(ca.pem.decode())
         site = web.TCPSite(self._runner, self.host, self._port, ssl_context=ssl_context)
         await site.start()
         address = self._runner.addresses[0]

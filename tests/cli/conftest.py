@@ -69,10 +69,11 @@ class Served:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """One server per test module (tests use their own namespaces)."""
+    """One server per test module (tests use their own namespaces, which start empty: the
+    commands' object counts are the tests' own objects, without kube-root-ca.crt)."""
     kubeconfig = tmp_path_factory.mktemp("served") / "kubeconfig"
     process = subprocess.Popen(
-        cli("serve", "--kubeconfig", str(kubeconfig)),
+        cli("serve", "--no-root-ca-configmaps", "--kubeconfig", str(kubeconfig)),
         cwd=REPO_ROOT,
         env=cli_env(),
         stdout=subprocess.PIPE,

@@ -38,8 +38,9 @@ def test_dynamic_client(api: client.ApiClient, namespace: str) -> None:
     assert made.metadata.name == "dyn"
     assert configmaps.get(name="dyn", namespace=namespace).data.a == "1"
     names = [i.metadata.name for i in configmaps.get(namespace=namespace).items]
-    assert names == ["dyn"]
+    assert names == ["dyn", "kube-root-ca.crt"]  # the root CA publisher's, as on a cluster
     deployments = dyn.resources.get(api_version="apps/v1", kind="Deployment")
     assert deployments.namespaced and "status" in deployments.subresources
     configmaps.delete(name="dyn", namespace=namespace)
-    assert configmaps.get(namespace=namespace).items == []
+    left = [i.metadata.name for i in configmaps.get(namespace=namespace).items]
+    assert left == ["kube-root-ca.crt"]

@@ -223,7 +223,7 @@ def test_kubectl_auth_can_i_and_delete_by_label(kubectl: Kubectl, namespace: str
         ["configmap", '"b"', "deleted"],
     ]
     left = kubectl.json("get", "cm", "-n", namespace)
-    assert [i["metadata"]["name"] for i in left["items"]] == ["c"]
+    assert [i["metadata"]["name"] for i in left["items"]] == ["c", "kube-root-ca.crt"]
 
 
 def test_kubectl_scale_and_the_typed_scale_api(

@@ -20,6 +20,9 @@ test observes their effects deterministically (as watch events, in order):
   left, the ``kubernetes`` finalizer is removed and the namespace goes.
 - **service account controller**: every new namespace gets its ``default`` ServiceAccount (a
   cluster's pods run as it; the server's fresh namespaces have theirs from the start).
+- **root CA publisher** (``root_ca``, with ``ApiServer(root_ca_configmaps=True)`` and in
+  ``informer serve``): every active namespace has its ``kube-root-ca.crt`` ConfigMap, created
+  again when deleted and put back when changed.
 - **CRD cleanup**: a CustomResourceDefinition being deleted (finalizer
   ``customresourcecleanup.apiextensions.k8s.io``) has all its objects deleted, then goes; its
   resources stop being served.
@@ -32,7 +35,7 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any, Literal, Protocol
 
-from informer.resource import NAMESPACES, SERVICEACCOUNTS, Resource
+from informer.resource import CONFIGMAPS, NAMESPACES, SERVICEACCOUNTS, Resource
 from informer.testing import _status as st
 from informer.testing._catalog.specs import CRDS
 from informer.testing._lifecycle.finalizers import (
@@ -41,11 +44,13 @@ from informer.testing._lifecycle.finalizers import (
     NAMESPACE_FINALIZER,
     ORPHAN,
 )
+from informer.testing._lifecycle.root_ca import ROOT_CA_CONFIGMAP, RootCAPublisher
 from informer.testing._storage.store import Change, Store
 
 __all__ = ["Cluster", "Controllers", "default_service_account"]
 
 Json = dict[str, Any]
+_ROOT_CA_SUFFIX = f"/{ROOT_CA_CONFIGMAP}"
 
 
 def default_service_account(namespace: str) -> Json:
@@ -126,9 +131,10 @@ def _drop_owners(obj: Json, uids: set[str]) -> None:
 
 
 class Controllers:
-    """Garbage collector, namespace controller and CRD cleanup over one registry."""
+    """Garbage collector, namespace controller, service account controller, root CA publisher
+    and CRD cleanup over one registry."""
 
-    def __init__(self, registry: Cluster) -> None:
+    def __init__(self, registry: Cluster, *, root_ca: bool = False) -> None:
         self.registry = registry
         self.dependents: dict[str, set[Ref]] = {}
         """Owner uid -> live objects whose ownerReferences name it."""
@@ -137,6 +143,8 @@ class Controllers:
         """Namespaces and CRDs being emptied, to look at again once the queue is drained (once
         per cascade, not once per deleted object: a namespace of N objects costs O(N))."""
         self._running = False
+        self.root_ca = RootCAPublisher(registry) if root_ca else None
+        """The root CA publisher, when the server runs it (``root_ca_configmaps``)."""
 
     # -- index --------------------------------------------------------------------------------
 
@@ -185,14 +193,25 @@ class Controllers:
             self._running = False
 
     def _react(self, change: Change) -> None:
+        publisher = self.root_ca
+        if (
+            publisher is not None
+            and change.resource == CONFIGMAPS
+            and change.key.endswith(_ROOT_CA_SUFFIX)
+        ):
+            publisher.sync(change.key.split("/", 1)[0])  # deleted or changed: put back
         if change.obj is None:
             assert change.prev is not None
             self._deleted(change.resource, change.prev.data)
             return
         data = change.obj.data
         if not _deleting(data):
-            if change.resource == NAMESPACES and change.prev is None:
-                self._service_account(change.key)
+            if change.resource == NAMESPACES:
+                if change.prev is None:
+                    self._service_account(change.key)
+                active = (data.get("status") or {}).get("phase", "Active") == "Active"
+                if publisher is not None and active:
+                    publisher.sync(change.key)
             return
         finalizers = _meta(data).get("finalizers") or []
         if FOREGROUND in finalizers:
@@ -212,6 +231,17 @@ class Controllers:
             self.registry.create(SERVICEACCOUNTS, default_service_account(namespace), namespace)
         except st.StatusError:
             pass  # the namespace is already being deleted
+
+    def publish_root_ca(self, ca_pem: str) -> None:
+        """The server's CA (made when it starts with TLS) into every active namespace."""
+        if self.root_ca is None:
+            return
+        active = [
+            key
+            for key, found in self.registry.store.objects[NAMESPACES].items()
+            if not _deleting(found.data)
+        ]
+        self.root_ca.publish(ca_pem, active)
 
     def _live(self, ref: Ref) -> Json | None:
         found = self.registry.store.objects.get(ref[0], {}).get(ref[1])

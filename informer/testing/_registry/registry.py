@@ -18,7 +18,7 @@ from typing import Any, Final
 
 import msgspec
 
-from informer.resource import NAMESPACES, PODS, SERVICEACCOUNTS, Resource
+from informer.resource import CONFIGMAPS, NAMESPACES, PODS, SERVICEACCOUNTS, Resource
 from informer.testing import _status as st
 from informer.testing._catalog import crd as _crd
 from informer.testing._catalog.specs import (
@@ -39,6 +39,7 @@ from informer.testing._lifecycle.deletion import (
     update_rules,
 )
 from informer.testing._lifecycle.finalizers import CRD_CLEANUP
+from informer.testing._lifecycle.root_ca import ROOT_CA_CONFIGMAP, root_ca_configmap
 from informer.testing._patches.json_patches import merge_patch
 from informer.testing._patches.managed_fields import track_update
 from informer.testing._query.write_options import WriteOptions
@@ -319,7 +320,7 @@ class Registry:
         self.kinds: dict[tuple[str, str, str], Kind] = {}
         """Served resources by (group, version, plural), in registration order."""
         self.strategies: dict[Resource, Strategy] = {}
-        self.controllers = Controllers(self)
+        self.controllers = Controllers(self, root_ca=history.options.root_ca_configmaps)
         self._generate_counter = 0
         self.cluster_ips = ClusterIPs()
         for spec in BUILTIN_SPECS:
@@ -331,6 +332,14 @@ class Registry:
                 default_service_account(name), "default", name, None
             )
             self.store.seed(SERVICEACCOUNTS, f"{name}/default", account)
+            if self.controllers.root_ca is not None:
+                root_ca = self.strategy(CONFIGMAPS).build(
+                    root_ca_configmap(name, self.controllers.root_ca.ca_pem),
+                    ROOT_CA_CONFIGMAP,
+                    name,
+                    None,
+                )
+                self.store.seed(CONFIGMAPS, f"{name}/{ROOT_CA_CONFIGMAP}", root_ca)
 
     # -- resources ----------------------------------------------------------------------------
 
