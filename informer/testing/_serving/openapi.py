@@ -189,16 +189,22 @@ def openapi_v3_index(specs: Iterable[ResourceSpec]) -> Json:
     return {"paths": paths}
 
 
+def _paths_and_schemas(specs: list[ResourceSpec], ref: str, *, v3: bool) -> tuple[Json, Json]:
+    """The paths of ``specs`` and the schemas they refer to (under ``ref``), in either document."""
+    paths: Json = {}
+    schemas: Json = _shared(ref, specs)
+    for spec in specs:
+        paths.update(_paths(spec, v3=v3))
+        schemas[_schema_name(spec)] = _object_schema(spec, ref)
+    return paths, schemas
+
+
 def openapi_v3_document(specs: Iterable[ResourceSpec], group: str, version: str) -> Json | None:
     """The OpenAPI v3 document of one group-version, or None when nothing is served there."""
     selected = [s for s in specs if (s.resource.group, s.resource.version) == (group, version)]
     if not selected:
         return None
-    paths: Json = {}
-    schemas: Json = _shared("#/components/schemas/", selected)
-    for spec in selected:
-        paths.update(_paths(spec, v3=True))
-        schemas[_schema_name(spec)] = _object_schema(spec, "#/components/schemas/")
+    paths, schemas = _paths_and_schemas(selected, "#/components/schemas/", v3=True)
     return {
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": "unversioned"},
@@ -209,12 +215,7 @@ def openapi_v3_document(specs: Iterable[ResourceSpec], group: str, version: str)
 
 def openapi_v2(specs: Iterable[ResourceSpec]) -> Json:
     """The swagger 2.0 document of everything served (JSON; no protobuf encoding)."""
-    specs = list(specs)
-    paths: Json = {}
-    definitions: Json = _shared("#/definitions/", specs)
-    for spec in specs:
-        paths.update(_paths(spec, v3=False))
-        definitions[_schema_name(spec)] = _object_schema(spec, "#/definitions/")
+    paths, definitions = _paths_and_schemas(list(specs), "#/definitions/", v3=False)
     return {
         "swagger": "2.0",
         "info": {"title": "Kubernetes", "version": "unversioned"},
