@@ -597,12 +597,8 @@ class Registry:
         """
         strategy = self.strategy(resource)
         obj = copy(obj)
-        namespace = self.namespace_of(resource, namespace)
-        key = self.key(resource, namespace, name)
+        namespace, key, current = self._existing(strategy, resource, name, namespace)
         stored = strategy.resource
-        current = self.store.objects[stored].get(key)
-        if current is None:
-            raise st.not_found(resource, name)
         wanted = precondition_rv or (obj.get("metadata") or {}).get("resourceVersion")
         if conditional and not wanted and not strategy.spec.allows_unconditional_update:
             raise st.invalid_object(
@@ -700,6 +696,18 @@ class Registry:
             self.key(resource, namespace, name)
         )
 
+    def _existing(
+        self, strategy: Strategy, resource: Resource, name: str, namespace: str | None
+    ) -> tuple[str | None, str, StoredObject]:
+        """A write's object: its namespace (defaulted), its key and the stored object (404 when
+        there is none)."""
+        namespace = self.namespace_of(resource, namespace)
+        key = self.key(resource, namespace, name)
+        current = self.store.objects[strategy.resource].get(key)
+        if current is None:
+            raise st.not_found(resource, name)
+        return namespace, key, current
+
     def _check_rv_precondition(
         self, resource: Resource, name: str, wanted: str, current: StoredObject
     ) -> None:
@@ -750,10 +758,7 @@ class Registry:
     ) -> Json:
         """Update the object to ``apply(current)`` (a patch of any format)."""
         strategy = self.strategy(resource)
-        namespace = self.namespace_of(resource, namespace)
-        current = self.store.objects[strategy.resource].get(self.key(resource, namespace, name))
-        if current is None:
-            raise st.not_found(resource, name)
+        namespace, _, current = self._existing(strategy, resource, name, namespace)
         if precondition_rv:
             self._check_rv_precondition(resource, name, precondition_rv, current)
         patched = apply(self._view(resource, dict(_decode(current.typed))))
@@ -814,12 +819,8 @@ class Registry:
             resource_version=resource_version,
             uid=uid,
         )
-        namespace = self.namespace_of(resource, namespace)
-        key = self.key(resource, namespace, name)
+        namespace, key, current = self._existing(strategy, resource, name, namespace)
         stored = strategy.resource
-        current = self.store.objects[stored].get(key)
-        if current is None:
-            raise st.not_found(resource, name)
         meta = current.data["metadata"]
         if options.uid and options.uid != meta.get("uid"):
             raise st.conflict(
