@@ -284,6 +284,24 @@ async def test_unknown_fields_strict_is_400(crd: ApiServer, client: Client) -> N
     )
 
 
+async def test_a_patch_with_unknown_fields_is_invalid_under_strict(
+    crd: ApiServer, client: Client
+) -> None:
+    assert (await create(crd, client, website("p", image="nginx"))).status == 201
+    reply = await client.request(
+        crd,
+        "PATCH",
+        f"{WEBSITES}/p",
+        {"spec": {"colour": "red"}},
+        content_type="application/merge-patch+json",
+        fieldValidation="Strict",
+    )
+    assert reply.status == 422 and reply.body["reason"] == "Invalid"
+    assert reply.body["message"].startswith(' "" is invalid: patch: Invalid value: "{')
+    assert reply.body["message"].endswith('": strict decoding error: unknown field "spec.colour"')
+    assert reply.body["details"]["causes"][0]["field"] == "patch"
+
+
 async def test_unknown_fields_warn_prunes_with_a_warning(crd: ApiServer, client: Client) -> None:
     reply = await create(
         crd, client, website("w", image="nginx", colour="red"), fieldValidation="Warn"

@@ -40,7 +40,7 @@ class CustomResourceSchema:
 
     def decode(self, obj: Json, options: WriteOptions | None) -> Json:
         """``obj`` pruned and defaulted. With ``options`` (an HTTP write): an unknown field is a
-        400 under ``fieldValidation=Strict`` and a warning under ``Warn``."""
+        400 under ``fieldValidation=Strict`` (422 for a patch) and a warning under ``Warn``."""
         pruned, unknown = structural.prune(obj, self.schema)
         problems = options.field_problems(unknown) if options is not None else []
         if problems and options is not None:
@@ -51,6 +51,9 @@ class CustomResourceSchema:
             if mode == "Strict":
                 kind = self.resource.kind
                 listed = ", ".join(problems)
+                if options.patch_type:  # the patched object is what is decoded: 422
+                    patched = json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+                    raise st.invalid_patch(patched, f"strict decoding error: {listed}")
                 raise st.bad_request(
                     f'{kind} in version "{self.resource.version}" cannot be handled as a '
                     f"{kind}: strict decoding error: {listed}"

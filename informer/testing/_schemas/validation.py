@@ -127,7 +127,7 @@ def _refuse(
     if mode != "Strict":
         return
     error = f"strict decoding error: {', '.join(problems)}"
-    if options.patch_type and not custom:
+    if options.patch_type:
         if options.patch_type == "strategic":
             value = go_print(options.patch)
         else:
