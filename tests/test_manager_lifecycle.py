@@ -34,8 +34,6 @@ from informer._log import capture_logs
 from informer.testing import ApiServer, Fault
 from tests.conftest import ELECTION, FAST, cm, wait_until
 
-pytestmark = pytest.mark.asyncio
-
 
 def new_manager(server: ApiServer, **kwargs: Any) -> Manager:
     kwargs.setdefault("registry", CollectorRegistry())
