@@ -434,6 +434,26 @@ async def test_server_side_apply_merges_map_lists_by_their_keys(
     assert conflict.status == 409
 
 
+async def test_server_side_apply_of_an_undeclared_field_is_refused_whatever_the_directive(
+    crd: ApiServer, client: Client
+) -> None:
+    reply = await client.request(
+        crd,
+        "PATCH",
+        WEBSITES + "/undeclared",
+        website("undeclared", image="nginx", colour="red"),
+        "application/apply-patch+yaml",
+        fieldManager="test",
+        fieldValidation="Ignore",
+    )
+    assert reply.status == 500 and "reason" not in reply.body
+    assert reply.body["message"] == (
+        "failed to create typed patch object (/undeclared; fidelity.example.com/v1, "
+        "Kind=Website): .spec.colour: field not declared in schema"
+    )
+    assert (await client.get(crd, WEBSITES + "/undeclared")).status == 404
+
+
 async def test_a_default_added_later_shows_on_objects_stored_before(
     crd: ApiServer, client: Client
 ) -> None:

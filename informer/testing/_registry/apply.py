@@ -54,9 +54,12 @@ def apply_patch(
     for required in ("apiVersion", "kind"):
         if not body.get(required):
             raise st.bad_request(f"{required} must be set")
-    custom = registry.strategy(resource).spec.custom
+    strategy = registry.strategy(resource)
+    custom = strategy.spec.custom
     if not custom:
         check_applied(resource, body, name)
+    elif strategy.schema is not None:
+        check_applied(resource, body, name, strategy.schema.schema)
     applied = prune_unknown(resource, copy(body), options, custom=custom)
     meta = applied.get("metadata")
     if not isinstance(meta, dict):

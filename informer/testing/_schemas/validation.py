@@ -20,6 +20,7 @@ from typing import Any, Final
 from informer.resource import Resource
 from informer.testing import _status as st
 from informer.testing._query.write_options import WriteOptions
+from informer.testing._schemas import structural
 from informer.testing._schemas.go_format import go_print
 from informer.testing._schemas.known_fields import (
     object_meta_node,
@@ -150,14 +151,17 @@ def validate_object(
     return pruned
 
 
-def check_applied(resource: Resource, body: Json, name: str) -> None:
+def check_applied(resource: Resource, body: Json, name: str, schema: Json | None = None) -> None:
     """Server-side apply's typed conversion of the applied configuration: a field the type
-    does not declare fails it whatever ``fieldValidation`` says (500 without a reason: v1.36
+    does not declare (a built-in's published schema; a custom resource's structural
+    ``schema``) fails it whatever ``fieldValidation`` says (500 without a reason: v1.36
     returns the error as no Status, kubernetes#139253), before any strict check."""
-    node = type_node(resource.group, resource.version, resource.kind)
-    if node is None:
-        return
-    paths = undeclared(body, node)
+    if schema is not None:
+        _, unknown = structural.prune(body, schema)
+        paths = [f".{path}" for path in unknown]
+    else:
+        node = type_node(resource.group, resource.version, resource.kind)
+        paths = undeclared(body, node) if node is not None else []
     if not paths:
         return
     meta = body.get("metadata")
