@@ -127,6 +127,22 @@ async def test_deletecollection_of_custom_resources(api_server: ApiServer, clien
     assert (await client.get(api_server, path)).body["items"] == []
 
 
+async def test_a_deleted_default_service_account_is_created_again(
+    api_server: ApiServer, client: Client
+) -> None:
+    path = "/api/v1/namespaces/default/serviceaccounts/default"
+    before = (await client.get(api_server, path)).body
+    assert (await client.request(api_server, "DELETE", path)).status == 200
+    again = await client.get(api_server, path)
+    assert again.status == 200  # the service account controller makes it at once
+    assert again.body["metadata"]["uid"] != before["metadata"]["uid"]
+    other = {"metadata": {"name": "other"}}
+    accounts = "/api/v1/namespaces/default/serviceaccounts"
+    assert (await client.request(api_server, "POST", accounts, other)).status == 201
+    assert (await client.request(api_server, "DELETE", f"{accounts}/other")).status == 200
+    assert (await client.get(api_server, f"{accounts}/other")).status == 404  # only default
+
+
 async def test_every_namespace_has_a_default_service_account(
     api_server: ApiServer, client: Client
 ) -> None:

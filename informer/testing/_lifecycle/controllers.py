@@ -18,8 +18,9 @@ test observes their effects deterministically (as watch events, in order):
 - **namespace controller**: a namespace being deleted (``deletionTimestamp``, phase
   Terminating, ``kubernetes`` in ``spec.finalizers``) has all its content deleted; once none is
   left, the ``kubernetes`` finalizer is removed and the namespace goes.
-- **service account controller**: every new namespace gets its ``default`` ServiceAccount (a
-  cluster's pods run as it; the server's fresh namespaces have theirs from the start).
+- **service account controller**: every active namespace has its ``default`` ServiceAccount (a
+  cluster's pods run as it; the server's fresh namespaces have theirs from the start), created
+  again at once when deleted.
 - **root CA publisher** (``root_ca``, with ``ApiServer(root_ca_configmaps=True)`` and in
   ``informer serve``): every active namespace has its ``kube-root-ca.crt`` ConfigMap, created
   again when deleted and put back when changed.
@@ -203,13 +204,15 @@ class Controllers:
         if change.obj is None:
             assert change.prev is not None
             self._deleted(change.resource, change.prev.data)
+            if change.resource == SERVICEACCOUNTS and change.key.endswith("/default"):
+                self._service_account(change.key.split("/", 1)[0])  # made again at once
             return
         data = change.obj.data
         if not _deleting(data):
             if change.resource == NAMESPACES:
-                if change.prev is None:
-                    self._service_account(change.key)
                 active = (data.get("status") or {}).get("phase", "Active") == "Active"
+                if change.prev is None or active:
+                    self._service_account(change.key)
                 if publisher is not None and active:
                     publisher.sync(change.key)
             return
@@ -224,8 +227,12 @@ class Controllers:
             self._crd(change.key, data)
 
     def _service_account(self, namespace: str) -> None:
-        """The ``default`` ServiceAccount of a new namespace (the serviceaccounts controller)."""
+        """The ``default`` ServiceAccount of an active namespace (the serviceaccounts
+        controller: on a namespace's creation or update, and when it is deleted)."""
         if self._live((SERVICEACCOUNTS, f"{namespace}/default")) is not None:
+            return
+        live_ns = self._live((NAMESPACES, namespace))
+        if live_ns is None or _deleting(live_ns):
             return
         try:
             self.registry.create(SERVICEACCOUNTS, default_service_account(namespace), namespace)
