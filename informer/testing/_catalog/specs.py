@@ -17,17 +17,23 @@ from informer.resource import (
     CLUSTERROLES,
     CONFIGMAPS,
     CRONJOBS,
+    DAEMONSETS,
+    DEPLOYMENTS,
     ENDPOINTSLICES,
     INGRESSES,
+    JOBS,
     LEASES,
     NAMESPACES,
     NODES,
     PERSISTENTVOLUMECLAIMS,
     PODS,
+    REPLICASETS,
     ROLEBINDINGS,
     ROLES,
     SECRETS,
     SERVICEACCOUNTS,
+    SERVICES,
+    STATEFULSETS,
     Resource,
 )
 from informer.resource import EVENTS as EVENTS_V1
@@ -72,13 +78,7 @@ VERBS: Final[tuple[str, ...]] = (
 )
 STATUS_VERBS: Final[tuple[str, ...]] = ("get", "patch", "update")
 
-SERVICES = Resource("", "v1", "services", "Service")
 EVENTS = Resource("", "v1", "events", "Event")
-DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
-STATEFULSETS = Resource("apps", "v1", "statefulsets", "StatefulSet")
-DAEMONSETS = Resource("apps", "v1", "daemonsets", "DaemonSet")
-REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet")
-JOBS = Resource("batch", "v1", "jobs", "Job")
 REPLICATIONCONTROLLERS = Resource("", "v1", "replicationcontrollers", "ReplicationController")
 ENDPOINTS = Resource("", "v1", "endpoints", "Endpoints")
 PERSISTENTVOLUMES = Resource("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
@@ -208,6 +208,14 @@ def _builtin(resource: Resource, **kwargs: Any) -> ResourceSpec:
     return ResourceSpec(resource, **kwargs)
 
 
+# what kubectl get shows of ReplicaSets and ReplicationControllers (one printer for both)
+_REPLICA_COLUMNS: Final = (
+    NAME_COLUMN,
+    Column("Desired", "integer", "spec.replicas"),
+    Column("Current", "integer", "status.replicas"),
+    Column("Ready", "integer", "status.readyReplicas"),
+    AGE_COLUMN,
+)
 _BUILTIN_SCALE: Final = ScalePaths("spec.replicas", "status.replicas", "spec.selector")
 """The ``/scale`` of Deployments, StatefulSets, ReplicaSets and ReplicationControllers: their
 ``spec.selector`` (a LabelSelector, or a map for ReplicationControllers) shown as a string."""
@@ -318,13 +326,7 @@ BUILTIN_SPECS: Final[tuple[ResourceSpec, ...]] = (
         REPLICASETS,
         scale=_BUILTIN_SCALE,
         short_names=("rs",),
-        columns=(
-            NAME_COLUMN,
-            Column("Desired", "integer", "spec.replicas"),
-            Column("Current", "integer", "status.replicas"),
-            Column("Ready", "integer", "status.readyReplicas"),
-            AGE_COLUMN,
-        ),
+        columns=_REPLICA_COLUMNS,
         **_WORKLOAD,
     ),
     _builtin(
@@ -342,13 +344,7 @@ BUILTIN_SPECS: Final[tuple[ResourceSpec, ...]] = (
         REPLICATIONCONTROLLERS,
         scale=_BUILTIN_SCALE,
         short_names=("rc",),
-        columns=(
-            NAME_COLUMN,
-            Column("Desired", "integer", "spec.replicas"),
-            Column("Current", "integer", "status.replicas"),
-            Column("Ready", "integer", "status.readyReplicas"),
-            AGE_COLUMN,
-        ),
+        columns=_REPLICA_COLUMNS,
         **_WORKLOAD,
     ),
     _builtin(
