@@ -44,7 +44,7 @@ from informer.shards import ShardField, ShardSet
 from informer.store._changes import Delta, Tombstone
 from informer.store._indexes import NAMESPACE_INDEX
 from informer.store._stats import StoreStats
-from informer.store._verdict import DROPPED, EVENT_TYPES, judge_event
+from informer.store._verdict import DROPPED, EVENT_TYPES, judge_bookmark, judge_event, judge_list
 
 if TYPE_CHECKING:
     from informer.store._store import Store
@@ -217,13 +217,8 @@ class StorePartition:
         if not rv:
             _log.warning("store.empty_bookmark")
             return
-        if self._comparable and not is_comparable(rv):
-            self._go_opaque(rv)
-        if not self._comparable:
-            self._set_rv(rv, None)
-            return
-        key = (len(rv), rv)
-        if self._rv_key is None or key > self._rv_key:
+        key = judge_bookmark(self, rv)
+        if key is not DROPPED:
             self._set_rv(rv, key)
 
     def replace(
@@ -309,19 +304,14 @@ class StorePartition:
         self._keys.difference_update(gone)
         self._replaces += 1
         parent._replaces += 1
-        if self._comparable and not is_comparable(rv):
-            self._go_opaque(rv)
-        if self._comparable:
-            key_rv = (len(rv), rv)
-            if self._rv_key is not None and key_rv < self._rv_key:
-                self._regressions += 1
-                parent._regressions += 1
-                _log.warning(
-                    "store.rv_went_backwards", resource_version=rv, cache_resource_version=self._rv
-                )
-            self._set_rv(rv, key_rv)
-        else:
-            self._set_rv(rv, None)
+        key_rv, went_back = judge_list(self, rv)
+        if went_back:
+            self._regressions += 1
+            parent._regressions += 1
+            _log.warning(
+                "store.rv_went_backwards", resource_version=rv, cache_resource_version=self._rv
+            )
+        self._set_rv(rv, key_rv)
         if parent._key_waiters:
             for key in [*parent._key_waiters]:
                 parent._notify_key(key)

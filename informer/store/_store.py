@@ -29,7 +29,7 @@ from informer.store._freshness import CacheNotComparable, CacheWentBackwards, Fr
 from informer.store._indexes import NAMESPACE_INDEX, IndexFunc, _Contents, _Indexes, _key_of
 from informer.store._partition import StorePartition
 from informer.store._stats import CacheSize, StoreStats
-from informer.store._verdict import DROPPED, EVENT_TYPES, judge_event
+from informer.store._verdict import DROPPED, EVENT_TYPES, judge_bookmark, judge_event, judge_list
 from informer.store._waiters import _HeapEntry, _KeyPredicate, _Waiters
 
 _log = get_logger("informer.store")
@@ -407,16 +407,11 @@ class Store(_Waiters, _Indexes):
         if not rv:
             _log.warning("store.empty_bookmark")
             return
-        if self._comparable and not is_comparable(rv):
-            self._go_opaque(rv)
-        if not self._comparable:
-            self._set_rv(rv, None)
-            return
-        key = (len(rv), rv)
-        if self._rv_key is None or key > self._rv_key:
-            self._set_rv(rv, key)
-        else:
+        key = judge_bookmark(self, rv)
+        if key is DROPPED:  # not newer: only the progress time moves
             self._last_progress = time.monotonic()
+        else:
+            self._set_rv(rv, key)
 
     def replace(
         self, objs: Iterable[KubeObject], resource_version: str, *, is_initial: bool = False
@@ -494,26 +489,20 @@ class Store(_Waiters, _Indexes):
             self._packer.note_all()
 
         rv = resource_version
-        if self._comparable and not is_comparable(rv):
-            self._go_opaque(rv)
-        if self._comparable:
-            key_rv = (len(rv), rv)
-            went_back = self._rv_key is not None and key_rv < self._rv_key
-            if went_back:
-                self._regressions += 1
-                _log.warning(
-                    "store.rv_went_backwards", resource_version=rv, cache_resource_version=self._rv
-                )
-            self._set_rv(rv, key_rv)
-            if went_back and self._heap:
-                # every wait still pending wants an RV of the lost history: fail it now rather
-                # than hang, or resolve later on a different write that reuses the number
-                heap, self._heap, self._heap_dead = self._heap, [], 0
-                for (_, wanted), _, fut in heap:
-                    if not fut.done():
-                        fut.set_exception(CacheWentBackwards(rv, wanted))
-        else:
-            self._set_rv(rv, None)
+        key_rv, went_back = judge_list(self, rv)
+        if went_back:
+            self._regressions += 1
+            _log.warning(
+                "store.rv_went_backwards", resource_version=rv, cache_resource_version=self._rv
+            )
+        self._set_rv(rv, key_rv)
+        if went_back and self._heap:
+            # every wait still pending wants an RV of the lost history: fail it now rather
+            # than hang, or resolve later on a different write that reuses the number
+            heap, self._heap, self._heap_dead = self._heap, [], 0
+            for (_, wanted), _, fut in heap:
+                if not fut.done():
+                    fut.set_exception(CacheWentBackwards(rv, wanted))
         if self._key_waiters:
             for key in [*self._key_waiters]:
                 self._notify_key(key)

@@ -1,4 +1,5 @@
-"""The verdict on one watch event: apply it, or drop it as stale or as a duplicate.
+"""The verdict on one watch event: apply it, or drop it as stale or as a duplicate (a bookmark:
+move the RV to it, or not; a list: whether its RV went back).
 
 A store has two kinds of writer: the :class:`~informer.store.Store` itself (one reflector) and a
 :class:`~informer.store.StorePartition` (one of a sharded informer's reflectors). Each judges an
@@ -98,3 +99,35 @@ def judge_event(
             writer._drop("duplicate", type, key, rv)
             return DROPPED
     return new_key
+
+
+def judge_bookmark(
+    writer: EventWriter, rv: str
+) -> tuple[int, str] | Literal[Dropped.DROPPED] | None:
+    """Judge a BOOKMARK at ``rv`` (not empty): the RV sort key to move the writer's RV to, None
+    once the RVs are opaque (the writer takes ``rv`` as it is), or ``DROPPED`` when it is not
+    newer than the writer's RV (the RV only moves forward). Switches the writer to opaque RVs
+    when ``rv`` is not comparable."""
+    if writer._comparable and not is_comparable(rv):
+        writer._go_opaque(rv)
+    if not writer._comparable:
+        return None
+    key = (len(rv), rv)
+    rv_key = writer._rv_key
+    if rv_key is None or key > rv_key:
+        return key
+    return DROPPED
+
+
+def judge_list(writer: EventWriter, rv: str) -> tuple[tuple[int, str] | None, bool]:
+    """Judge a list's RV ``rv``, which the writer's RV becomes whatever it is: its sort key (None
+    once the RVs are opaque) and whether it is older than the writer's RV (a restored server:
+    the writer counts and logs it). Switches the writer to opaque RVs when ``rv`` is not
+    comparable."""
+    if writer._comparable and not is_comparable(rv):
+        writer._go_opaque(rv)
+    if not writer._comparable:
+        return None, False
+    key = (len(rv), rv)
+    rv_key = writer._rv_key
+    return key, rv_key is not None and key < rv_key

@@ -97,7 +97,7 @@ async def test_a_store_without_its_stale_event_check_is_caught(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # A store that cannot compare RVs falls back to equality: a replayed older event is applied.
-    monkeypatch.setattr("informer.store._store.is_comparable", lambda rv: False)
+    monkeypatch.setattr("informer.store._verdict.is_comparable", lambda rv: False)
     outcomes = await _run_planted(STALE_REPLAYS)
     found = {name for o in outcomes for name, _ in o.violations}
     assert found & {"cache_rv_backwards", "delivery_order", "final_state", "wait_early"}, [
