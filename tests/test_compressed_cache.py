@@ -287,3 +287,39 @@ async def test_the_hot_paths_never_decompress() -> None:
     assert calls == []
     assert obj["spec"]["containers"][0]["image"] == _IMAGES[2]  # the full object: decompressed
     assert len(calls) == 1
+
+
+@pytest.mark.asyncio
+async def test_a_compressed_object_holds_a_uuid_uid_as_an_int_and_reads_it_back_exactly() -> None:
+    """48 bytes where its text took 96; any other uid (the API does not require a UUID) stays
+    text. Every read of the uid (and the shard hash of it) is the plain object's."""
+    import uuid
+
+    from informer.shards import ShardField
+
+    uids = [
+        str(uuid.UUID(int=(i * 0x9E3779B97F4A7C15F39CC0605CEDC835) % 2**128))
+        for i in range(len(_NAMES))
+    ]
+    uids[1] = uids[1].upper()  # not canonical: kept as text
+    uids[2] = "0000-0002"
+    uids[3] = "00000000-0000-0000-0000-000000000000"
+    uids[4] = "g" * 36
+    plain, packed = Store(), Store(compression=_SMALL)
+    items = [
+        _pod(n, "a", 10 + i, i, "web", _IMAGES[0], item=True).replace(
+            f'"uid":"0000-{i:04d}"'.encode(), f'"uid":"{uids[i]}"'.encode()
+        )
+        for i, n in enumerate(_NAMES)
+    ]
+    for s in (plain, packed):
+        s.replace(KubeObject._from_list_items(items, "Pod", "v1"), "99")
+    await packed.compact()
+    for i, name in enumerate(_NAMES):
+        a, b = plain.get(name, "a"), packed.get(name, "a")
+        assert a is not None and b is not None and b.compressed
+        assert b.uid == a.uid == uids[i] == b.metadata_.uid == b["metadata"]["uid"]
+        assert b.shard_hash(ShardField.UID) == a.shard_hash(ShardField.UID)
+        assert b._lazy is not None
+        assert type(b._lazy.uid) is (str if i in (1, 2, 4) else int)
+    assert plain.size().bytes - packed.size().bytes > 0

@@ -51,6 +51,14 @@ class _LazyMeta(msgspec.Struct, gc=False, frozen=True, rename="camel"):
     deletion_timestamp: str | None = None
 
 
+class _PackedMeta(msgspec.Struct, gc=False, frozen=True):
+    """``_LazyMeta`` of a compressed object: its uid as ``informer.objects._uid`` holds it."""
+
+    uid: int | str
+    labels: dict[str, str]
+    deletion_timestamp: str | None
+
+
 class _LazyHead(msgspec.Struct, gc=False):
     metadata: _LazyMeta | None = None
 
