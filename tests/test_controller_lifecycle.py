@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from informer import LEASES, Client, LeaderElector
 from informer._log import capture_logs
@@ -26,6 +25,7 @@ from informer.testing import ApiServer
 from informer.transport import Transport
 from informer.workqueue import ExponentialBackoff, ManualClock
 from tests.conftest import ELECTION, FAST, cm, wait_until
+from tests.lifecycle_helpers import OPS, interleaved
 
 QUICK_RETRY = ExponentialBackoff(0.001, 0.001)
 
@@ -319,13 +319,6 @@ async def test_the_queue_and_its_counters_last_across_runs_and_a_new_run_drops_s
 
 
 # -- generated interleavings ----------------------------------------------------------------------
-OPS = st.lists(
-    st.tuples(st.sampled_from(["start", "stop", "run", "enter", "exit"]), st.integers(0, 3)),
-    min_size=1,
-    max_size=8,
-)
-
-
 @settings(max_examples=25, database=None)
 @given(ops=OPS)
 def test_any_interleaving_ends_in_the_state_of_the_last_call(ops: list[tuple[str, int]]) -> None:
@@ -333,10 +326,9 @@ def test_any_interleaving_ends_in_the_state_of_the_last_call(ops: list[tuple[str
 
 
 async def _interleave(ops: list[tuple[str, int]]) -> None:
-    """Each op runs in its own task (``start`` in the caller's), then the caller yields a few
-    times. The order in which the calls took effect is logged by the tasks themselves; the model:
-    start/enter/run -> running (run refused while running), stop/exit -> stopped (or new, if it
-    never ran). Running means: one set of workers and handlers, and a change is reconciled."""
+    """The calls interleaved as ``lifecycle_helpers.interleaved`` makes them, against its model;
+    stopped is STOPPED (or NEW, if it never ran). Running means: one set of workers and
+    handlers, and a change is reconciled."""
     async with ApiServer(too_large_wait=0.01) as server, configmaps(server) as inf:
         await inf.wait_for_sync(timeout=10)
         reconciled: list[str] = []
@@ -345,57 +337,17 @@ async def _interleave(ops: list[tuple[str, int]]) -> None:
             reconciled.append(request.name)
 
         ctl = Controller(reconcile, for_=inf, catch_up=False)
-        effective: list[tuple[str, int]] = []
-        stops: list[asyncio.Task[Any]] = []
-        runs: dict[int, asyncio.Task[Any]] = {}
 
-        async def call(op: str, i: int) -> None:
-            effective.append((op, i))  # the same step as the call's synchronous effect
-            if op == "stop":
-                await ctl.stop()
-                # returned once stopped, unless a later call started it again
-                assert ctl.state in (ControllerState.STOPPED, ControllerState.NEW) or any(
-                    o in ("start", "enter", "run") for o, _ in effective[effective.index((op, i)) :]
-                )
-            elif op == "exit":
-                await ctl.__aexit__(None, None, None)
-            elif op == "enter":
-                await ctl.__aenter__()
-            else:
-                await ctl.run()
+        def stopped(effective: list[tuple[str, int]], step: tuple[str, int]) -> bool:
+            # returned once stopped, unless a later call started it again
+            return ctl.state in (ControllerState.STOPPED, ControllerState.NEW) or any(
+                o in ("start", "enter", "run") for o, _ in effective[effective.index(step) :]
+            )
 
-        try:
-            for i, (op, yields) in enumerate(ops):
-                if op == "start":
-                    effective.append((op, i))
-                    ctl.start()
-                else:
-                    task = asyncio.create_task(call(op, i))
-                    (runs.__setitem__(i, task) if op == "run" else stops.append(task))
-                for _ in range(yields):
-                    await asyncio.sleep(0)
-            await wait_until(lambda: len(effective) == len(ops))  # every call has taken effect
-            running, refused, driver, started = False, set(), None, False
-            for op, i in effective:
-                if op == "run" and running:
-                    refused.add(i)
-                elif op in ("start", "enter") and running:
-                    pass  # already running: nothing changes, whoever drives it
-                elif op in ("start", "enter", "run"):
-                    running, driver, started = True, (i if op == "run" else None), True
-                else:
-                    running, driver = False, None
-            async with asyncio.timeout(10):  # bounds a hang only
-                await asyncio.gather(*stops)
-                for i, task in runs.items():
-                    if i in refused:
-                        with pytest.raises(RuntimeError, match="already running"):
-                            await task
-                    elif i != driver:
-                        assert await task is None  # stopped: run() returned
-            if running:
+        async with interleaved(ctl, ops, stopped) as out:
+            if out.running:
                 await ctl.wait_running(timeout=10)
-                assert ctl.state is ControllerState.RUNNING, (effective, ctl.state)
+                assert ctl.state is ControllerState.RUNNING, (out.effective, ctl.state)
                 assert controller_handlers(inf) == 1
                 worker = "controller-configmap-0"
                 assert [t.get_name() for t in controller_tasks()].count(worker) == 1
@@ -403,16 +355,12 @@ async def _interleave(ops: list[tuple[str, int]]) -> None:
                 server.create(CONFIGMAPS, cm(name))
                 await wait_until(lambda: name in reconciled)
             else:
-                expected = ControllerState.STOPPED if started else ControllerState.NEW
-                assert ctl.state is expected, (effective, ctl.state)
+                expected = ControllerState.STOPPED if out.started else ControllerState.NEW
+                assert ctl.state is expected, (out.effective, ctl.state)
                 assert controller_tasks() == [] and controller_handlers(inf) == 0
             async with asyncio.timeout(10):
                 await ctl.stop()
-                if driver is not None:
-                    assert await runs[driver] is None
+                if out.driver is not None:
+                    assert await out.runs[out.driver] is None
             assert ctl.state in (ControllerState.STOPPED, ControllerState.NEW)
             assert controller_tasks() == [] and controller_handlers(inf) == 0
-        finally:
-            for task in runs.values():
-                task.cancel()
-            await asyncio.gather(*runs.values(), return_exceptions=True)

@@ -12,13 +12,13 @@ import asyncio
 from typing import Any
 
 import pytest
-from conftest import FAST, cm, running_informer, wait_until
+from conftest import FAST, cm, running_informer
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from informer.informer import Informer, InformerState, SharedInformerFactory
 from informer.resource import CONFIGMAPS
 from informer.testing import ApiServer
+from tests.lifecycle_helpers import OPS, interleaved
 
 
 async def test_run_while_running_is_refused() -> None:
@@ -220,13 +220,6 @@ async def test_factory_start_during_stop_runs_again_and_concurrent_stops_wait() 
 
 
 # -- generated interleavings ----------------------------------------------------------------------
-OPS = st.lists(
-    st.tuples(st.sampled_from(["start", "stop", "run", "enter", "exit"]), st.integers(0, 3)),
-    min_size=1,
-    max_size=8,
-)
-
-
 @settings(max_examples=30, database=None)
 @given(ops=OPS)
 def test_any_interleaving_ends_in_the_state_of_the_last_call(ops: list[tuple[str, int]]) -> None:
@@ -234,73 +227,31 @@ def test_any_interleaving_ends_in_the_state_of_the_last_call(ops: list[tuple[str
 
 
 async def _interleave(ops: list[tuple[str, int]]) -> None:
-    """Each op runs in its own task (``start`` in the caller's), then the caller yields a few
-    times. The order in which the calls took effect is logged by the tasks themselves; the model:
-    start/enter/run -> running (run refused while running), stop/exit -> stopped."""
+    """The calls interleaved as ``lifecycle_helpers.interleaved`` makes them, against its model;
+    running means one watch and live handlers, stopped no task left."""
     async with ApiServer(too_large_wait=0.01) as server:
         api = server.api_client()
         inf = Informer(api, CONFIGMAPS, options=FAST)
         seen = Seen(inf)
-        effective: list[tuple[str, int]] = []
-        stops: list[asyncio.Task[Any]] = []
-        runs: dict[int, asyncio.Task[Any]] = {}
 
-        async def call(op: str, i: int) -> None:
-            effective.append((op, i))  # the same step as the call's synchronous effect
-            if op == "stop":
-                await inf.stop()
-                # returned once stopped, unless a later call started it again or is stopping it
-                assert inf.state is InformerState.STOPPED or effective[-1] != (op, i)
-            elif op == "exit":
-                await inf.__aexit__(None, None, None)
-            elif op == "enter":
-                await inf.__aenter__()
-            else:
-                await inf.run()
+        def stopped(effective: list[tuple[str, int]], step: tuple[str, int]) -> bool:
+            # returned once stopped, unless a later call started it again or is stopping it
+            return inf.state is InformerState.STOPPED or effective[-1] != step
 
         try:
-            for i, (op, yields) in enumerate(ops):
-                if op == "start":
-                    effective.append((op, i))
-                    inf.start()
+            async with interleaved(inf, ops, stopped) as out:
+                state = InformerState.RUNNING if out.running else InformerState.STOPPED
+                assert inf.state is state, (out.effective, inf.state)
+                drivers = [t for t in informer_tasks() if t.get_name() == "informer-configmaps"]
+                if state is InformerState.RUNNING:
+                    assert len(drivers) == 1
+                    await assert_running_with_one_reflector(server, inf, seen)
                 else:
-                    task = asyncio.create_task(call(op, i))
-                    (runs.__setitem__(i, task) if op == "run" else stops.append(task))
-                for _ in range(yields):
-                    await asyncio.sleep(0)
-            await wait_until(lambda: len(effective) == len(ops))  # every call has taken effect
-            state, refused, driver = InformerState.STOPPED, set(), None
-            for op, i in effective:
-                if op == "run" and state is InformerState.RUNNING:
-                    refused.add(i)
-                elif op in ("start", "enter") and state is InformerState.RUNNING:
-                    pass  # already running: nothing changes, whoever drives it
-                elif op in ("start", "enter", "run"):
-                    state, driver = InformerState.RUNNING, (i if op == "run" else None)
-                else:
-                    state, driver = InformerState.STOPPED, None
-            async with asyncio.timeout(10):  # bounds a hang only
-                await asyncio.gather(*stops)
-                for i, task in runs.items():
-                    if i in refused:
-                        with pytest.raises(RuntimeError, match="already running"):
-                            await task
-                    elif i != driver:
-                        assert await task is None  # stopped: run() returned
-            assert inf.state is state, (effective, inf.state)
-            drivers = [t for t in informer_tasks() if t.get_name() == "informer-configmaps"]
-            if state is InformerState.RUNNING:
-                assert len(drivers) == 1
-                await assert_running_with_one_reflector(server, inf, seen)
-            else:
-                assert drivers == []
-            async with asyncio.timeout(10):
-                await inf.stop()
-                if driver is not None:
-                    assert await runs[driver] is None
-            assert inf.state is InformerState.STOPPED and informer_tasks() == []
+                    assert drivers == []
+                async with asyncio.timeout(10):
+                    await inf.stop()
+                    if out.driver is not None:
+                        assert await out.runs[out.driver] is None
+                assert inf.state is InformerState.STOPPED and informer_tasks() == []
         finally:
-            for task in runs.values():
-                task.cancel()
-            await asyncio.gather(*runs.values(), return_exceptions=True)
             await api.close()
