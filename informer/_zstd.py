@@ -15,6 +15,7 @@ cache's JSON size without decompressing).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,29 +38,66 @@ def available() -> None:
 
 
 class ZstdCodec:
-    """Compress and decompress with one trained dictionary (one per training)."""
+    """Compress and decompress with one trained dictionary (one per training).
 
-    __slots__ = ("_c", "_d", "content_size", "decompress", "dict_size", "level")
+    Safe from any thread: ``zstandard``'s compressor and decompressor objects are not (two
+    threads decompressing with one at once corrupt its state), so each thread has its own pair,
+    made on its first call (the loop's thread, the packer's worker thread, a reader's thread).
+    """
+
+    __slots__ = ("_data", "_local", "content_size", "dict_size", "level")
 
     def __init__(self, dictionary: bytes, level: int) -> None:
         zstd = _module()
         data = zstd.ZstdCompressionDict(dictionary) if dictionary else None
-        self._c = zstd.ZstdCompressor(
-            level=level,
-            dict_data=data,
-            write_checksum=False,
-            write_content_size=True,
-            write_dict_id=False,
-        )
-        self._d = zstd.ZstdDecompressor(dict_data=data)
-        self.decompress = self._d.decompress
+        if data is not None:  # digested now, not lazily by two threads at once
+            data.precompute_compress(level=level)
+        self._data = data
+        self._local = threading.local()
         self.content_size = zstd.frame_content_size
         self.dict_size = len(dictionary)
         self.level = level
 
-    def compress(self, data: bytes) -> bytes:
-        out: bytes = self._c.compress(data)
+    def _contexts(self) -> Any:
+        local = self._local
+        zstd = _module()
+        local.c = zstd.ZstdCompressor(
+            level=self.level,
+            dict_data=self._data,
+            write_checksum=False,
+            write_content_size=True,
+            write_dict_id=False,
+        )
+        local.d = zstd.ZstdDecompressor(dict_data=self._data)
+        return local
+
+    def decompress(self, data: bytes) -> bytes:
+        try:
+            d = self._local.d
+        except AttributeError:
+            d = self._contexts().d
+        out: bytes = d.decompress(data)
         return out
+
+    def compress(self, data: bytes) -> bytes:
+        try:
+            c = self._local.c
+        except AttributeError:
+            c = self._contexts().c
+        # ``zstandard`` allocates the frame's bound (about the input's size) and only sets the
+        # bytes' length: the 650 bytes of a Pod's frame held an 8 KB allocation (20,000 Pods:
+        # 163 MB for 13 MB of frames). A copy of the frame's length gives the rest back.
+        return memoryview(c.compress(data)).tobytes()
+
+    def compress_many(self, data: Sequence[bytes]) -> list[bytes]:
+        """``compress`` of each (``multi_compress_to_buffer`` loads the dictionary into a new
+        context on every call: 100 us per call, more than a watch's batch takes to compress)."""
+        try:
+            c = self._local.c
+        except AttributeError:
+            c = self._contexts().c
+        compress = c.compress
+        return [memoryview(compress(d)).tobytes() for d in data]
 
     @classmethod
     def train(cls, samples: Sequence[bytes], dict_size: int, level: int) -> ZstdCodec:
@@ -69,7 +107,9 @@ class ZstdCodec:
         total = sum(len(s) for s in samples)
         size = min(dict_size, max(total // 10, 1024))
         try:
-            trained = zstd.train_dictionary(size, list(samples), level=level)
+            # segments of 2 KB, d=8: 1,000 realistic Pods train in 0.07 s for 0.0737x, against
+            # 0.28 s for 0.0723x when zstd searches the parameters (k and d not given)
+            trained = zstd.train_dictionary(size, list(samples), k=2048, d=8, level=level)
             dictionary = trained.as_bytes()
         except zstd.ZstdError:
             dictionary = b""

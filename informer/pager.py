@@ -21,7 +21,7 @@ from informer.errors import (
     TooManyRequests,
     TransportError,
 )
-from informer.objects import Known, KubeObject, Trim
+from informer.objects import Known, KubeObject, PagePacking, Trim
 from informer.resource import Resource
 from informer.shards import InvalidShardSelector, ShardSelector, parse_selector
 from informer.transport import ListPage, Transport
@@ -123,9 +123,14 @@ async def list_all(
     retry_page: PageRetry | None = None,
     on_page: PageArrived | None = None,
     shard_selector: ShardSelector | None = None,
+    pack: PagePacking | None = None,
 ) -> ListResult:
     """Every page of one list, as the request's first page decides (``known``, ``trim``: see
     ``KubeObject.from_list_item``).
+
+    ``pack``: a store that holds its objects compressed packs each page's items as the page
+    arrives, straight from the page's bytes (``PagePacking``), while the next page is on its
+    way (the compression runs in a worker thread).
 
     ``shard_selector`` goes with every page; a page without the matching ``shardInfo`` was not
     filtered by the server, and its items are filtered here (see ``ListResult``).
@@ -159,6 +164,7 @@ async def list_all(
                     known=known,
                     trim=trim,
                     shard_selector=shard_selector,
+                    pack=pack,
                 )
             except Exception as exc:
                 failures += 1
@@ -187,13 +193,15 @@ async def list_all(
                 # items are built (the body stays in the socket until the build is done)
                 await asyncio.sleep(0)
             if shard_selector is None or server_applied(page, shard_selector):
-                items.extend(page.items)
+                kept = page.items
             else:
                 unfiltered += 1
                 field, ranges = shard_selector.field, shard_selector.shard_set
                 kept = [o for o in page.items if ranges.contains(o.shard_hash(field))]
                 dropped += page.item_count - len(kept)
-                items.extend(kept)
+            if pack is not None:
+                await pack(kept, items)
+            items.extend(kept)
         except BaseException:
             if ahead is not None:
                 ahead.cancel()

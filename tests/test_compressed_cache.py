@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import pickle
+import threading
 from typing import Any
 
 import msgspec
 import pytest
+from conftest import running_informer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,14 +24,17 @@ from informer import (
     ReflectorOptions,
     Store,
 )
+from informer._zstd import ZstdCodec
 from informer.objects import set_decoded_cache_size
 from informer.store import Delta, Tombstone
 from informer.testing import ApiServer
+from informer.transforms import DropFields
 
 # small thresholds: a dictionary after a few objects, retrained often
 _SMALL = Compression(min_objects=4, train_objects=16, batch=5, in_thread=False)
 _NAMES = [f"pod-{i}" for i in range(14)]
 _IMAGES = ["nginx:1.27", "redis:7.4", "registry.example.com/team/api:3.1.4", "busybox"]
+_TRIM = DropFields("status")
 
 
 def _pod(name: str, ns: str, rv: int, uid: int, app: str, image: str, item: bool) -> bytes:
@@ -112,6 +117,8 @@ _op = st.one_of(
         st.integers(0, 3),
         st.sampled_from(_IMAGES),
         st.booleans(),
+        st.booleans(),  # packed on the list's path (else: in the background)
+        st.booleans(),  # trimmed (DropFields on the bytes)
     ),
     st.tuples(st.just("compact")),
     st.tuples(st.just("retrain")),
@@ -129,6 +136,8 @@ async def _replay(ops: list[tuple[Any, ...]]) -> None:
     for store in (plain, packed):
         store.add_index("app", _app)
         store.add_index("image", _image)
+    packer = packed._packer
+    assert packer is not None
     rv = 100
     previous = set_decoded_cache_size(2)  # decodes go through the memo, and leave it often
     try:
@@ -140,22 +149,36 @@ async def _replay(ops: list[tuple[Any, ...]]) -> None:
                     type_.encode(),
                     _pod(name, ns, rv, uid, app, image, item=False),
                 )
-                got = [s.apply_event(*KubeObject.from_event_line(line)) for s in (plain, packed)]
+                events = [KubeObject.from_event_line(line) for _ in (plain, packed)]
+                if rv % 2 and type_ != "DELETED":  # packed on the event's path, before applying
+                    await packer([events[1][1]])
+                got = [s.apply_event(*e) for s, e in zip((plain, packed), events, strict=True)]
                 assert (got[0] is None) == (got[1] is None)
                 if got[0] is not None and got[1] is not None:
                     assert _view(got[0]) == _view(got[1])
             elif op[0] == "relist":
-                _, names, uid, image, initial = op
+                _, names, uid, image, initial, on_path, trimmed = op
                 items = [
                     _pod(n, "ab"[i % 2], rv + i, uid, "web", image, item=True)
                     for i, n in enumerate(names)
                 ]
+                body = b'{"items":[%s]}' % b",".join(items)
+                raws = msgspec.json.decode(body, type=_Page).items  # slices of the page
                 rv += len(items)
+                trim = _TRIM if trimmed else None
                 results = []
                 for s in (plain, packed):
-                    objs = KubeObject._from_list_items(
-                        items, "Pod", "v1", known=lambda k, r, s=s: _known(s, k, r)
-                    )
+                    known = lambda k, r, s=s: _known(s, k, r)  # noqa: E731
+                    if s is packed and on_path:
+                        objs = KubeObject._to_pack_items(
+                            raws, "Pod", "v1", known, trim, packer.labels
+                        )
+                        half = len(objs) // 2  # two pages: the second with the first gathered
+                        await packer(objs[:half])
+                        await packer(objs[half:], objs[:half])
+                        assert all(type(o._raw) is bytes for o in objs)  # no slice kept
+                    else:
+                        objs = KubeObject._from_list_items(raws, "Pod", "v1", known, trim)
                     results.append(s.replace(objs, str(rv), is_initial=initial))
                 assert [_view(d) for d in results[0]] == [_view(d) for d in results[1]]
             elif op[0] == "compact":
@@ -174,13 +197,17 @@ async def _replay(ops: list[tuple[Any, ...]]) -> None:
         packed.close()
 
 
+class _Page(msgspec.Struct):
+    items: list[msgspec.Raw]
+
+
 def _known(store: Store, key: str, rv: str) -> KubeObject | None:
     cached = store.get_by_key(key)
     return cached if cached is not None and cached.resource_version == rv else None
 
 
 @pytest.mark.asyncio
-async def test_a_retrained_dictionary_reencodes_every_object_and_old_ones_stay_readable() -> None:
+async def test_a_retrained_dictionary_reencodes_every_object_in_place() -> None:
     store = Store(compression=_SMALL)
     items = [_pod(n, "a", 10 + i, i, "web", _IMAGES[0], item=True) for i, n in enumerate(_NAMES)]
     store.replace(KubeObject._from_list_items(items, "Pod", "v1"), "99")
@@ -189,12 +216,14 @@ async def test_a_retrained_dictionary_reencodes_every_object_and_old_ones_stay_r
     assert packer is not None and packer.trainings == 1
     first = store.get_by_key("a/pod-0")
     assert first is not None and first.compressed
+    old_form, before = first._form, first.to_dict()
     packer.retrain()
+    assert first.to_dict() == before  # until re-encoded: read with the codec that packed it
     await store.compact()
     assert packer.trainings == 2
     again = store.get_by_key("a/pod-0")
-    assert again is not None and again.compressed and again._form is not first._form
-    assert first == again and first["spec"] == again["spec"]  # the old codec still decodes
+    assert again is first  # re-encoded in place: the same instance
+    assert again.compressed and again._form is not old_form and again.to_dict() == before
     assert store.size().compressed_objects == len(_NAMES)
 
 
@@ -259,7 +288,7 @@ async def test_an_informer_with_compression_holds_its_objects_compressed(
 
 
 @pytest.mark.asyncio
-async def test_the_hot_paths_never_decompress() -> None:
+async def test_the_hot_paths_never_decompress(monkeypatch: pytest.MonkeyPatch) -> None:
     store = Store(compression=_SMALL)
     store.add_index("app", _app)
     items = [_pod(n, "a", 10 + i, i, "web", _IMAGES[2], item=True) for i, n in enumerate(_NAMES)]
@@ -267,9 +296,10 @@ async def test_the_hot_paths_never_decompress() -> None:
     await store.compact()
     assert store._packer is not None and store._packer.codec is not None
     calls: list[bytes] = []
-    codec = store._packer.codec
-    decompress = codec.decompress
-    codec.decompress = lambda data: calls.append(data) or decompress(data)  # type: ignore[method-assign]
+    decompress = ZstdCodec.decompress
+    monkeypatch.setattr(
+        ZstdCodec, "decompress", lambda codec, data: calls.append(data) or decompress(codec, data)
+    )
     obj = store.get("pod-3", "a")
     assert obj is not None and obj.compressed
     assert (obj.key, obj.name, obj.namespace, obj.resource_version) == (
@@ -323,3 +353,131 @@ async def test_a_compressed_object_holds_a_uuid_uid_as_an_int_and_reads_it_back_
         assert b._lazy is not None
         assert type(b._lazy.uid) is (str if i in (1, 2, 4) else int)
     assert plain.size().bytes - packed.size().bytes > 0
+
+
+def _cm(i: int) -> dict[str, Any]:
+    return {
+        "metadata": {
+            "name": f"cm-{i:03d}",
+            "namespace": "ns",
+            "labels": {"app": "x"},
+            "managedFields": [{"manager": "kubectl", "operation": "Apply"}],
+        },
+        "data": {"config.yaml": f"port: 8080\nlevel: info\nfeature: {i:08d}\n"},
+    }
+
+
+@pytest.mark.parametrize("strategy", ["list", "stream"])
+@pytest.mark.parametrize("transform", [None, DropFields("metadata.managedFields")])
+async def test_a_list_and_the_watch_pack_objects_as_they_arrive(
+    strategy: str, transform: DropFields | None
+) -> None:
+    compression = Compression(min_objects=8, train_objects=16)
+    async with ApiServer() as server:
+        for i in range(40):
+            server.create(CONFIGMAPS, _cm(i))
+        async with running_informer(
+            server,
+            list_strategy=strategy,
+            transform=transform,
+            page_size=5,
+            compression=compression,
+            sync=False,
+        ) as inf:
+            seen: list[KubeObject] = []
+            inf.add_handler(on_add=lambda obj, initial: seen.append(obj))
+            await inf.wait_for_sync(timeout=10)
+            packer = inf.store._packer
+            assert packer is not None and packer.trainings == 1
+            # packed before they reached the cache (the first ones once the dictionary was
+            # trained on them), not by the background task
+            assert all(o.compressed for o in inf.store.list())
+            assert all(type(o._raw) is bytes for o in inf.store.list())
+            cm = inf.store.get("cm-007", "ns")
+            assert cm is not None and dict(cm.labels) == {"app": "x"}
+            assert cm["data"]["config.yaml"].endswith("07\n")
+            assert ("managedFields" in cm["metadata"]) == (transform is None)
+            written = server.create(CONFIGMAPS, _cm(99))
+            got = await inf.wait_for_write(written, timeout=10)
+            assert got is not None and got.compressed  # packed on the event's path
+            assert got["data"] == written["data"]
+            before = {o.key: o for o in inf.store.list()}
+            await inf.stop()  # started again, it relists an unchanged set: the same instances
+            inf.start()
+            await inf.wait_for_sync(timeout=10)
+            from conftest import wait_until
+
+            await wait_until(lambda: inf.statistics().relists == 1)
+            assert all(inf.store.get_by_key(k) is o for k, o in before.items())
+    assert len(seen) == 41 and all(o == inf.store.get_by_key(o.key) for o in seen)
+
+
+async def test_objects_packed_in_place_read_the_same_from_another_thread() -> None:
+    """A thread reads while the loop packs and re-encodes the same instances in place."""
+    store = Store(compression=Compression(min_objects=4, train_objects=16, batch=3))
+    items = [_pod(f"p{i}", "a", 10 + i, i, "web", _IMAGES[i % 4], item=True) for i in range(60)]
+    store.replace(KubeObject._from_list_items(items, "Pod", "v1"), "99")
+    objs = store.list()
+    expected = [o.to_dict() for o in objs]
+    stop = threading.Event()
+    failures: list[BaseException] = []
+    reads = 0
+
+    def reader() -> None:
+        nonlocal reads
+        set_decoded_cache_size(0)  # every read decodes (from whatever the object holds now)
+        while not stop.is_set():
+            for obj, want in zip(objs, expected, strict=True):
+                try:
+                    assert obj.to_dict() == want and obj.raw and obj.uid
+                except BaseException as exc:
+                    failures.append(exc)
+                    return
+                reads += 1
+
+    previous = set_decoded_cache_size(0)
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        packer = store._packer
+        assert packer is not None
+        for _ in range(4):
+            await store.compact()
+            packer.retrain()
+        await store.compact()
+    finally:
+        stop.set()
+        thread.join()
+        set_decoded_cache_size(previous)
+        store.close()
+    assert failures == [] and reads > 0
+    assert all(o.compressed for o in objs) and [o.to_dict() for o in objs] == expected
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"type":"ADDED","object":%s}\n',  # the apiserver's shape: cut from the line
+        b'{"type":"MODIFIED","object":%s}',
+        b'{"type": "ADDED", "object": %s}',  # any other shape: decoded as without packing
+        b'{"object":%s,"type":"ADDED"}',
+        b'{"type":"ADDED","object":%s,"extra":{"a":1}}',
+        b'{"type":"ADDED","object":{"metadata":{"name":"x"}},"object":%s}',
+        b'{"type":"ADDED","object":%s,"type":"ADDED"}',
+    ],
+)
+def test_a_watch_line_for_a_packing_store_decodes_as_any_other(line: bytes) -> None:
+    from informer.transport._decode import _decode_line
+
+    obj = _pod("p", "a", 7, 1, "web", '"object": in an image', item=False)
+    full = line % obj
+    plain = _decode_line(full, 0)
+    packable = _decode_line(full, 0, None, True)
+    assert plain is not None and packable is not None
+    assert (packable.type, packable.object.key) == (plain.type, plain.object.key)
+    got = packable.object
+    got._settle()  # what the packer does with an object it does not pack
+    assert type(got._raw) is bytes
+    assert got.to_dict() == plain.object.to_dict() == msgspec.json.decode(obj)
+    assert got.raw == plain.object.raw and got.uid == plain.object.uid
+    assert dict(got.labels) == dict(plain.object.labels)

@@ -14,6 +14,7 @@ from conftest import cm, running_informer, wait_until
 
 from informer.objects import KubeObject
 from informer.resource import CONFIGMAPS
+from informer.store import Compression
 from informer.testing import ApiServer, Fault
 from informer.transforms import DROP_MANAGED_FIELDS
 
@@ -22,16 +23,20 @@ def upper_data(obj: dict[str, Any]) -> dict[str, Any]:
     return {**obj, "data": {k: v.upper() for k, v in obj.get("data", {}).items()}}
 
 
+@pytest.mark.parametrize("compression", [None, Compression(min_objects=3, train_objects=8)])
 @pytest.mark.parametrize("strategy", ["list", "stream"])
 @pytest.mark.parametrize("transform", [None, DROP_MANAGED_FIELDS, upper_data])
 async def test_relist_that_changes_nothing_keeps_every_instance(
-    strategy: str, transform: Any, monkeypatch: pytest.MonkeyPatch
+    strategy: str,
+    transform: Any,
+    compression: Compression | None,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     async with ApiServer() as server:
         for i in range(7):
             server.create(CONFIGMAPS, cm(f"c{i}", namespace=f"ns{i % 2}"))
         async with running_informer(
-            server, list_strategy=strategy, transform=transform, sync=False
+            server, list_strategy=strategy, transform=transform, compression=compression, sync=False
         ) as inf:
             await inf.wait_for_sync(timeout=10)
             before = {o.key: o for o in inf.store.list()}

@@ -22,10 +22,10 @@ a plain decode of the object (with the list's kind and apiVersion) returns.
 """
 
 from informer.objects._decoded import _memo, set_decoded_cache_size
-from informer.objects._forms import Codec, _Form
+from informer.objects._forms import Codec, PagePacking, _Form
 from informer.objects._frozen import freeze
 from informer.objects._object import Known, KubeObject, Trim
 from informer.objects._wire import ObjectMeta
 
 __all__ = ["KubeObject", "ObjectMeta", "freeze", "set_decoded_cache_size"]
-__all__ += ["Codec", "Known", "Trim", "_Form", "_memo"]  # package-internal
+__all__ += ["Codec", "Known", "PagePacking", "Trim", "_Form", "_memo"]  # package-internal

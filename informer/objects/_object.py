@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -10,6 +11,7 @@ import msgspec
 
 from informer.objects._decoded import _memo, remember
 from informer.objects._forms import (
+    BUSY,
     ITEM,
     LINE,
     OBJECT,
@@ -26,6 +28,7 @@ from informer.objects._uid import uid_text, uid_value
 from informer.objects._wire import (
     _NO_LAZY,
     _NO_META,
+    _NO_PACK_META,
     ObjectMeta,
     _dict_decoder,
     _dict_event_decoder,
@@ -36,6 +39,8 @@ from informer.objects._wire import (
     _lazy_decoder,
     _lazy_event_decoder,
     _LazyMeta,
+    _pack_event_decoder,
+    _pack_head_decoder,
     _PackedMeta,
     _raw_event_decoder,
 )
@@ -49,6 +54,8 @@ Known = Callable[[str, str], "KubeObject | None"]
 """``known(key, resource_version)``: the cached object with that key and RV, else None."""
 
 _OBJECT_EVENTS = frozenset(("ADDED", "MODIFIED", "DELETED"))
+_STORED_EVENTS = frozenset(("ADDED", "MODIFIED"))
+_NO_LABELS: dict[str, str] = {}  # read-only (``labels`` is a proxy): shared by unlabelled objects
 
 
 if TYPE_CHECKING:
@@ -167,6 +174,55 @@ class KubeObject(_Base, gc=False, eq=False):
         return out
 
     @classmethod
+    def _to_pack_items(
+        cls,
+        raws: Sequence[Any],
+        kind: str,
+        api_version: str,
+        known: Known | None,
+        trim: Trim | None,
+        shared: dict[tuple[tuple[str, str], ...], dict[str, str]],
+    ) -> list[KubeObject]:
+        """``_from_list_items`` for a store that packs its objects (``PagePacking``): each new
+        item keeps its slice of the page, not a copy (the packer compresses it and packs the
+        object in place before the page is gone), with its uid and labels decoded in the same
+        pass (equal label sets share ``shared``'s dict). Known items are the cached ones."""
+        decode = _pack_head_decoder.decode
+        lazy_decode = _lazy_decoder.decode
+        cut = None if trim is None else trim.apply_with_head
+        items: dict[str, _Form] = {}  # namespace -> the form of items lacking kind and apiVersion
+        out: list[KubeObject] = []
+        append = out.append
+        for raw in raws:
+            if cut is None:
+                head = decode(raw)
+                m = head.metadata or _NO_PACK_META
+                data, k, a = raw, head.kind, head.api_version
+                name, ns, rv = m.name, m.namespace, m.resource_version
+            else:
+                data, k, a, name, ns, rv = cut(raw)
+            key = f"{ns}/{name}" if ns else name
+            if known is not None and (cached := known(key, rv)) is not None:
+                append(cached)
+                continue
+            lm = m if cut is None else (lazy_decode(data).metadata or _NO_LAZY)
+            labels = lm.labels
+            if labels:
+                labels = shared.setdefault(tuple(labels.items()), labels)
+            else:
+                labels = _NO_LABELS
+            if not (k or a):  # what list items are
+                form = items.get(ns)
+                if form is None:
+                    form = items[ns] = form_of(ITEM, kind, api_version, ns)
+            elif k and a:
+                form = form_of(OBJECT, k, a, ns)
+            else:
+                form = form_of(ITEM, k or kind, a or api_version, ns)
+            append(cls(data, form, key, rv, _LazyMeta(lm.uid, labels, lm.deletion_timestamp)))
+        return out
+
+    @classmethod
     def _from_trimmed_items(
         cls, raws: Sequence[Any], kind: str, api_version: str, known: Known | None, trim: Trim
     ) -> list[KubeObject]:
@@ -204,6 +260,40 @@ class KubeObject(_Base, gc=False, eq=False):
         return event.type, cls(bytes(line), form, key, m.resource_version)
 
     @classmethod
+    def _from_event_line_to_pack(cls, line: bytes) -> tuple[str, KubeObject] | None:
+        """``from_event_line`` for a store that packs its objects: an ADDED or MODIFIED object
+        holds its slice of the line (no copy; the packer compresses it before the line goes,
+        ``_settle`` copies it otherwise), its uid and labels decoded in the same pass. None
+        when the line is not of the apiserver's shape, ``{"type":"T","object":{...}}``, with
+        no other member and one ``"object":`` in it (then ``from_event_line`` decodes it).
+        """
+        try:
+            event = _pack_event_decoder.decode(line)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+        type_ = event.type
+        if type_ not in _STORED_EVENTS or not line.startswith(b'{"type":"'):
+            return None
+        start = 9 + len(type_) + 11  # after {"type":"T","object":
+        end = len(line)
+        while end and line[end - 1] in b" \t\r\n":
+            end -= 1
+        if (
+            line[9 : start - 11] != type_.encode()
+            or line[start - 11 : start] != b'","object":'
+            or line[end - 2 : end] != b"}}"
+            or line.find(b'"object":', start) >= 0  # a member twice, or in the object's data
+        ):
+            return None
+        head = event.object
+        m = head.metadata or _NO_PACK_META
+        lazy = _LazyMeta(m.uid, m.labels or _NO_LABELS, m.deletion_timestamp)
+        name, ns = m.name, m.namespace
+        form = form_of(OBJECT, head.kind or "", head.api_version or "", ns)
+        data: Any = memoryview(line)[start : end - 1]
+        return type_, cls(data, form, f"{ns}/{name}" if ns else name, m.resource_version, lazy)
+
+    @classmethod
     def from_trimmed_event_line(cls, line: bytes, trim: Trim) -> tuple[str, KubeObject]:
         """``from_event_line`` then ``_trimmed(trim)``, in one decode of the line when the
         byte-level cut applies (else in the two steps, which raise what ``from_event_line``
@@ -226,20 +316,20 @@ class KubeObject(_Base, gc=False, eq=False):
     def _trimmed(self, trim: Trim) -> KubeObject:
         """This object with its JSON passed through ``trim`` (which keeps the head); a watch
         line stays a line, cut where its object's fields were, unless only the object can be."""
-        form = self._form
+        raw, form = self._state()
         if form.code == PACKED:  # never the case on the reflector's path; kept exact all the same
             plain, form = self._plain()
             return KubeObject(trim.apply(plain), form, self._key, self._rv, self._lazy)
         if form.code == LINE:
-            line = trim.apply_to_line(self._raw)
+            line = trim.apply_to_line(raw)
             if line is not None:
                 raw = line
             else:
-                raw = trim.apply(_raw_event_decoder.decode(self._raw).object)
+                raw = trim.apply(_raw_event_decoder.decode(raw).object)
                 # a watch object is complete as it came
                 form = form_of(OBJECT, form.kind, form.api_version, form.namespace)
         else:
-            raw = trim.apply(self._raw)
+            raw = trim.apply(raw)
         return KubeObject(raw, form, self._key, self._rv, self._lazy)
 
     # -- pickling (the slots, with the lazy parts left out) ------------------------------------
@@ -277,54 +367,90 @@ class KubeObject(_Base, gc=False, eq=False):
     def _meta(self) -> _LazyMeta | _PackedMeta:
         lazy = self._lazy
         if lazy is None:
-            code = self._form.code
+            raw, form = self._state()
+            code = form.code
             if code == LINE:
-                head = _lazy_event_decoder.decode(self._raw).object
+                head = _lazy_event_decoder.decode(raw).object
             elif code == PACKED:  # packed: decoded before packing; kept unless a test cleared it
                 head = _lazy_decoder.decode(self._plain()[0])
             else:
-                head = _lazy_decoder.decode(self._raw)
+                head = _lazy_decoder.decode(raw)
             lazy = self._lazy = head.metadata or _NO_LAZY
         return lazy
 
-    # -- compression (``informer.store``'s cold objects) ------------------------------------
+    # -- compression (``informer.store``'s packer) -------------------------------------------
     @property
     def compressed(self) -> bool:
         """Whether the cache holds this object's JSON compressed (``Compression``)."""
-        return self._form.code == PACKED
+        return self._state()[1].code == PACKED
+
+    def _state(self) -> tuple[bytes, _Form]:
+        """``_raw`` and ``_form`` as one consistent pair.
+
+        The packer changes both in place on the event loop's thread (``_pack_in_place``); a
+        reader on another thread could read one before and the other after. The writer marks
+        the object BUSY in between (a form with the same kind, apiVersion and namespace), and
+        forms only move forward (plain, then packed by one codec, then by a newer one), so the
+        same form read before and after the bytes, not BUSY, proves the bytes are that form's.
+        """
+        form = self._form
+        raw = self._raw
+        if self._form is form and form.code != BUSY:
+            return raw, form
+        while True:  # (another thread only: the loop never reads in the middle of a write)
+            time.sleep(0)  # let the writer finish
+            form = self._form
+            raw = self._raw
+            if self._form is form and form.code != BUSY:
+                return raw, form
 
     def _plain(self) -> tuple[bytes, _Form]:
         """The object's uncompressed bytes and their form (never ``LINE`` when packed)."""
-        form = self._form
+        raw, form = self._state()
         if form.code == PACKED:
             packed: _Packed = form  # type: ignore[assignment]
-            return packed.codec.decompress(self._raw), packed.inner
-        return self._raw, form
+            return packed.codec.decompress(raw), packed.inner
+        return raw, form
 
     def _object_bytes(self) -> tuple[bytes, bool]:
-        """The bytes a codec compresses: the object's JSON (a watch line's object member) and
-        whether it is complete (else a list item lacking kind and/or apiVersion)."""
+        """The bytes a codec compresses: the object's JSON (a watch line's object member, as a
+        slice of the line: no copy) and whether it is complete (else a list item lacking kind
+        and/or apiVersion)."""
         raw, form = self._plain()
         if form.code == LINE:
-            return bytes(_raw_event_decoder.decode(raw).object), True
+            return _raw_event_decoder.decode(raw).object, True
         return raw, form.code == OBJECT
 
-    def _packed(self, data: bytes, codec: Codec, labels: dict[str, str] | None) -> KubeObject:
-        """This object holding ``data`` (``_object_bytes()`` compressed by ``codec``), its uid
-        and labels decoded first so the hot paths never decompress (the uid of a UUID as its
-        128-bit int: ``informer.objects._uid``, 48 bytes less). ``labels``: an equal dict to
-        share instead of this object's (the Pods of one ReplicaSet have the same labels: one
-        dict for all of them, about 1 KB per Pod less)."""
-        lazy = self._meta()
-        uid = lazy.uid if isinstance(lazy, _PackedMeta) else uid_value(lazy.uid)
-        shared = labels if labels is not None else lazy.labels
-        packed_meta = _PackedMeta(uid, shared, lazy.deletion_timestamp)
+    def _pack_in_place(self, data: bytes, codec: Codec, lazy: _LazyMeta | _PackedMeta) -> None:
+        """Hold ``data`` (``_object_bytes()`` compressed by ``codec``) with ``lazy`` (its uid
+        and labels, decoded before: the hot paths never decompress).
+
+        In place, not a new instance: handlers, the memo of decodes and indexes keep the same
+        object (equal before and after: the same JSON), and the key, RV and struct stay where
+        they are (replacing them left the old small objects' holes in the heap). Only on the
+        event loop's thread; readers elsewhere see the old pair or the new one (``_state``).
+        """
         inner = self._form
         if inner.code == PACKED:
             inner = inner.inner  # type: ignore[attr-defined]
         elif inner.code == LINE:  # its object member was packed: complete
             inner = form_of(OBJECT, inner.kind, inner.api_version, inner.namespace)
-        return KubeObject(data, packed_form(inner, codec), self._key, self._rv, packed_meta)
+        if not isinstance(lazy, _PackedMeta):  # the uid of a UUID as its 128-bit int
+            lazy = _PackedMeta(uid_value(lazy.uid), lazy.labels, lazy.deletion_timestamp)
+        self._lazy = lazy
+        self._form = form_of(BUSY, inner.kind, inner.api_version, inner.namespace)
+        self._raw = data
+        self._form = packed_form(inner, codec)
+
+    def _settle(self) -> None:
+        """An object that kept its slice of a page or line (``_to_pack_items``,
+        ``_from_event_line_to_pack``) and is not packed now: its own bytes, so the page can go."""
+        raw = self._raw
+        if type(raw) is not bytes:
+            form = self._form
+            self._form = form_of(BUSY, form.kind, form.api_version, form.namespace)
+            self._raw = bytes(raw)
+            self._form = form
 
     def _packed_by(self, codec: Codec) -> bool:
         """Whether ``codec`` packed this object."""
@@ -334,12 +460,12 @@ class KubeObject(_Base, gc=False, eq=False):
     def _json_size(self) -> int:
         """The length of the JSON this object stands for (uncompressed; a line's envelope
         counted: about 30 bytes)."""
-        form = self._form
+        raw, form = self._state()
         if form.code == PACKED:
             packed: _Packed = form  # type: ignore[assignment]
-            size: int = packed.codec.content_size(self._raw)  # type: ignore[attr-defined]
+            size: int = packed.codec.content_size(raw)  # type: ignore[attr-defined]
             return size
-        return len(self._raw)
+        return len(raw)
 
     @property
     def uid(self) -> str:
@@ -420,7 +546,9 @@ class KubeObject(_Base, gc=False, eq=False):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, KubeObject):
-            if self._form is other._form and self._raw == other._raw:
+            raw, form = self._state()
+            other_raw, other_form = other._state()
+            if form is other_form and raw == other_raw:
                 return True  # one form: the same kind and apiVersion
             return bool(self._full() == other._full())
         if isinstance(other, Mapping):

@@ -51,6 +51,32 @@ class _LazyMeta(msgspec.Struct, gc=False, frozen=True, rename="camel"):
     deletion_timestamp: str | None = None
 
 
+class _PackMeta(msgspec.Struct, gc=False, rename="camel"):
+    """``_Meta`` and ``_LazyMeta`` in one pass: a list item about to be packed needs both."""
+
+    name: str = ""
+    namespace: str = ""
+    resource_version: str = ""
+    uid: str = ""
+    labels: dict[str, str] = {}
+    deletion_timestamp: str | None = None
+
+
+class _PackHead(msgspec.Struct, gc=False, rename="camel"):
+    kind: str | None = None
+    api_version: str | None = None
+    metadata: _PackMeta | None = None
+
+
+class _PackEvent(msgspec.Struct, gc=False, forbid_unknown_fields=True):
+    """A watch line for a store that packs its objects: the head and the lazy metadata in one
+    decode, and nothing but ``type`` and ``object`` (so the object can be cut from the line by
+    its shape: ``KubeObject._from_event_line_to_pack``)."""
+
+    type: str
+    object: _PackHead
+
+
 class _PackedMeta(msgspec.Struct, gc=False, frozen=True):
     """``_LazyMeta`` of a compressed object: its uid as ``informer.objects._uid`` holds it."""
 
@@ -78,6 +104,8 @@ class _DictEvent(msgspec.Struct, gc=False):
 _head_decoder = msgspec.json.Decoder(_Head)
 _event_decoder = msgspec.json.Decoder(_Event)
 _lazy_decoder = msgspec.json.Decoder(_LazyHead)
+_pack_head_decoder = msgspec.json.Decoder(_PackHead)
+_pack_event_decoder = msgspec.json.Decoder(_PackEvent)
 _lazy_event_decoder = msgspec.json.Decoder(_LazyEvent)
 _raw_event_decoder = msgspec.json.Decoder(_RawEvent)
 _dict_event_decoder = msgspec.json.Decoder(_DictEvent)
@@ -87,3 +115,4 @@ _dict_decoder = msgspec.json.Decoder(dict[str, Any])
 _encoder = msgspec.json.Encoder()
 _NO_META = _Meta()
 _NO_LAZY = _LazyMeta()
+_NO_PACK_META = _PackMeta()

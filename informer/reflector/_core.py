@@ -33,6 +33,8 @@ from informer.transport import Transport
 if TYPE_CHECKING:
     import structlog
 
+    from informer.store._compression import _Packer
+
 DeltaSink = Callable[[list[Delta]], None]
 
 _TRIM_AFTER_LIST = 1000  # a list of this many objects or more: free heap pages given back
@@ -98,6 +100,16 @@ class _ReflectorCore:
         if cached is not None and cached.resource_version == resource_version:
             return cached
         return None
+
+    def _packing(self) -> _Packer | None:
+        """The store's packer, when objects are packed as they arrive (``Compression``): not
+        with a transform function on dicts, which makes new objects of them after (those are
+        packed in the background)."""
+        packer = self.store._packer
+        transform = self.options.transform
+        if packer is None or (transform is not None and not isinstance(transform, DropFields)):
+            return None
+        return packer
 
     def _trim(self) -> Trim | None:
         transform = self.options.transform

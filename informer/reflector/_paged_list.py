@@ -62,6 +62,7 @@ class _PagedList(_ReflectorCore):
                     retry_page=self._retry_page,
                     on_page=self._page_arrived,
                     shard_selector=self._sent_shards(),
+                    pack=self._packing(),
                 )
             except ContinueExpired as exc:
                 self._counters.expired += 1

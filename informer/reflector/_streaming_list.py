@@ -82,6 +82,7 @@ class _StreamingList(_ReflectorCore):
             on_open=self._watch_opened,
             trim=self._trim(),
             shard_selector=self._sent_shards(),
+            pack=self._packing() is not None,
         )
         initial: dict[str, KubeObject] = {}
         unfiltered = False
@@ -94,10 +95,15 @@ class _StreamingList(_ReflectorCore):
             async with asyncio.timeout(self.options.stream_initial_limit):
                 known_at = self._known if len(self.store) else None
                 kind = self.resource.kind
+                packer = self._packing()
+                fresh: list[KubeObject] = []  # the batch's new objects, packed as they came
                 async for batch in stream.batches():
                     for i, event in enumerate(batch):
                         obj = event.object
                         if event.type == "BOOKMARK":
+                            if packer is not None and fresh:
+                                await packer(fresh, initial.values())
+                                fresh = []
                             if not event.initial_events_end:
                                 raise _StreamUnsupported(
                                     "a bookmark without the initial-events mark"
@@ -130,7 +136,13 @@ class _StreamingList(_ReflectorCore):
                         if key in initial:  # a replayed line (a proxy, a reconnect): transient
                             raise _StreamFailed(f"initial ADDED {key} twice")
                         cached = None if known_at is None else known_at(key, obj.resource_version)
-                        initial[key] = cached if cached is not None else self._prepare(obj)
+                        if cached is None:
+                            cached = self._prepare(obj)
+                            fresh.append(cached)
+                        initial[key] = cached
+                    if packer is not None and fresh:
+                        await packer(fresh, initial.values())
+                        fresh = []
             raise WatchStreamError("streaming list ended before its end bookmark")
         except (TimeoutError, WatchIdleTimeout) as exc:
             # a server ignoring sendInitialEvents without RV looks the same, but so does a stall

@@ -19,6 +19,8 @@ from informer.store import Delta
 from informer.transforms import DropFields
 from informer.transport import WatchEvent, WatchStream
 
+_STORED = frozenset(("ADDED", "MODIFIED"))
+
 
 class _ServerWentBackwards(Exception):
     """Events or bookmarks older than the cache, again and again: the server's RVs went back."""
@@ -61,6 +63,7 @@ class _Watching(_ReflectorCore):
                 on_open=self._watch_opened,
                 trim=self._trim(),
                 shard_selector=self._sent_shards(),
+                pack=self._packing() is not None,
             )
         self._counters.watches += 1
         started = time.monotonic()
@@ -71,8 +74,11 @@ class _Watching(_ReflectorCore):
         try:
             async with stream:
                 handle = self._handle
+                packer = self._packing()
                 async for batch in stream.batches():
                     seen += len(batch)
+                    if packer is not None:  # packed before they are applied (in place)
+                        await packer([e.object for e in batch if e.type in _STORED])
                     self._consecutive_too_large = 0
                     deltas: list[Delta] = []
                     try:  # the changes of one network read go to the handlers at once

@@ -4,42 +4,50 @@ A store built with ``Compression`` holds each object's JSON compressed by zstd w
 trained on the informer's own objects: Kubernetes objects of one resource repeat most of their
 bytes (every Pod of a ReplicaSet), so a dictionary makes each a fraction of its JSON
 (``benchmarks/RESULTS.md``). What the hot paths read stays outside the compressed bytes: the
-key, namespace, name and resourceVersion (always), the uid and labels (decoded before packing).
-Everything else decompresses on access, through the memo of recent full decodes
-(``informer.objects``): ``obj["spec"]`` then ``obj["status"]`` decompress once.
+key, namespace, name and resourceVersion (always), the uid and labels (decoded before packing;
+equal label sets share one dict). Everything else decompresses on access, through the memo of
+recent full decodes (``informer.objects``): ``obj["spec"]`` then ``obj["status"]`` decompress
+once.
 
-When: cold, not on the sync path. Writes (a list's ``replace``, each event) only note the keys
-they wrote; a task of the store's event loop then compresses them in batches in a worker thread
-(zstd releases the GIL) and swaps each packed object in if the cache still holds the same
-instance. A list reaches its handlers as fast as without compression (compressing an 8 KB Pod
-costs about 9 us, half of what its whole sync costs: on the sync path a list would take ~1.5x as
-long); a watch filling the cache pays for the packing beside it (0.65x D's events/s, measured on
-a loaded machine). The price of cold packing is memory: the peak is the plain cache's, and the
-objects replaced leave holes in the heap (``malloc_trim`` gives back the large ones): RSS
-stays well above ``Store.size()`` (realistic Pods: 0.675x the JSON against 0.129x computed;
-ConfigMaps, all small objects, above the plain cache: ``benchmarks/RESULTS.md``). Packing list
-items straight from the page's bytes would avoid both; not done. A handler may hold the plain
-instance of an object the cache holds packed (they are equal: same key, RV and JSON).
+When: as objects arrive, before they reach the cache (``_Packer.__call__``, the reflector's
+``PagePacking``). A list's page is decoded into objects that keep their slice of the page (no
+copy of their bytes) with uid and labels decoded in the same pass; the page is compressed (in a
+worker thread for a page of large objects: zstd releases the GIL, and the next page, requested
+before, arrives meanwhile) and each object packed; then the page goes. A plain copy of the list
+is never held: the peak is a page. The dictionary is trained on the first ``min_objects``
+objects of the first list (those gathered until then are held plain for that long, then packed
+with the rest); a streaming list's initial events and a watch's events are packed the same way
+before they are applied. A relist keeps the cached instance of every unchanged object (same key
+and RV), packed already.
 
-The dictionary is trained (in the worker thread) from up to ``train_objects`` objects of the
-cache once it holds ``min_objects``; retrained from the objects held then when the objects
-packed since compress ``retrain_ratio`` times worse than the first ones packed with it (a rollout
-changed every image), and the entries packed with the old dictionary are re-encoded in the
-background (each stays readable with the codec that packed it until then).
+What stays cold, packed later by a background task: objects that arrived before a dictionary
+(a cache below ``min_objects``, filled by a watch), objects a transform function on dicts made
+(after the list), objects written to the store directly (``apply_event`` from tests), and the
+re-encoding after a retraining. Every packing is IN PLACE: the instance's ``_raw`` and
+``_form`` change (``KubeObject._pack_in_place``), never the instance, so no new struct, key or
+RV string is made (replacing instances left the old small objects' holes in the heap), handlers
+and the memo keep the same object (equal before and after), and a reader on another thread sees
+the old bytes or the new ones, never a mix (``KubeObject._state``).
+
+The dictionary is trained (in the worker thread) from up to ``train_objects`` objects; retrained
+from the objects held then when the objects packed since compress ``retrain_ratio`` times worse
+than the first ones packed with it (a rollout changed every image), and the entries packed with
+the old dictionary are re-encoded in place in the background (each stays readable with the codec
+that packed it until then).
 """
 
 from __future__ import annotations
 
 import asyncio
 import builtins
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from informer._log import get_logger
 from informer._malloc import trim as _trim
 from informer._zstd import ZstdCodec, available
 from informer.errors import ConfigurationError
-from informer.objects import KubeObject
+from informer.objects import KubeObject, _Form
 
 _log = get_logger("informer.store")
 
@@ -59,9 +67,10 @@ class Compression:
     train_objects: int = 1000
     """Objects sampled (evenly over the cache) to train a dictionary."""
     min_objects: int = 1000
-    """A cache holding fewer objects stays uncompressed: the dictionary is trained once it
-    holds this many (a dictionary of the first 64 objects of a watch compressed the next ones
-    badly and was retrained again and again as the cache grew)."""
+    """The dictionary is trained once this many objects are at hand (a list's so far and the
+    cache's); until then they are held plain. A dictionary of the first 64 objects of a watch
+    compressed the next ones badly and was retrained again and again as the cache grew; one of
+    500 realistic Pods compresses others to 0.076x, of 1,000 to 0.074x."""
     retrain_ratio: float = 1.5
     """Retrain when the last ``train_objects`` objects packed compress this many times worse
     than the first ``train_objects`` packed after the training did (not the training set:
@@ -83,15 +92,18 @@ class Compression:
 
 
 class _Packer:
-    """The background compression of one store's objects (see the module docstring)."""
+    """The compression of one store's objects (see the module docstring): on the paths that
+    bring objects in (``__call__``, the ``PagePacking`` of lists and watch events), and a
+    background task for the cold ones (``note``, ``note_all``)."""
 
     def __init__(self, options: Compression, items: Callable[[], dict[str, KubeObject]]) -> None:
         self.options = options
         self._items = items  # the store's current contents (swapped by replace)
         self.codec: ZstdCodec | None = None
         self._pending: builtins.list[str] = []
-        self._scan = False  # look at every key (after a replace or a retraining)
+        self._scan = False  # look at every key (after a replace or a training)
         self._task: asyncio.Task[None] | None = None
+        self._training: asyncio.Future[None] | None = None
         # the ratio of the first window of objects packed after a training (objects it was not
         # trained on: the training set itself compresses far better than any other would)
         self.trained_ratio: float | None = None
@@ -102,8 +114,39 @@ class _Packer:
         self.trainings = 0
         self.packed = 0  # objects packed (a generation for the store's size)
         self.codecs: builtins.list[ZstdCodec] = []
+        self._freed = 0  # bytes of plain JSON packed since the last trim
         # equal label sets share one dict (read-only: ``KubeObject.labels`` is a proxy)
-        self._labels: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
+        self.labels: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
+
+    # -- the paths that bring objects in (``PagePacking``) ----------------------------------
+    async def __call__(
+        self, objs: builtins.list[KubeObject], gathered: Collection[KubeObject] = ()
+    ) -> None:
+        """Pack ``objs`` in place (those the current codec has not packed): a list's page as
+        it arrives, a streaming list's or a watch's events before they are applied.
+
+        ``gathered``: the objects of the same list so far (not in the cache yet; may include
+        ``objs``: a streaming list's initial objects). The
+        dictionary is trained here once ``objs``, ``gathered`` and the cache hold
+        ``min_objects`` (the objects gathered plain until then are packed with them). No item
+        keeps its slice of the page: those not packed get their own bytes.
+        """
+        try:
+            if self.codec is None:
+                items = self._items()
+                if len(objs) + len(gathered) + len(items) < self.options.min_objects:
+                    return
+                if gathered:
+                    for o in gathered:
+                        o._settle()
+                    objs = [*gathered, *objs]
+                await self._train([*items.values(), *objs])  # the cache's and these
+                if self.codec is None:
+                    return
+            await self._pack(objs)
+        finally:
+            for o in objs:
+                o._settle()
 
     # -- what the store calls --------------------------------------------------------------
     def note(self, key: str) -> None:
@@ -136,7 +179,7 @@ class _Packer:
     # -- the work --------------------------------------------------------------------------
     def _work_left(self) -> bool:
         if not (self._pending or self._scan):
-            return False
+            return self._freed >= _TRIM_AFTER
         return self.codec is not None or len(self._items()) >= self.options.min_objects
 
     def _kick(self) -> None:
@@ -166,46 +209,24 @@ class _Packer:
         return fn(*args)
 
     async def _run(self) -> None:
-        freed = 0  # bytes of plain JSON replaced since the last trim
         try:
-            while self._work_left():
-                freed += await self._step()
+            while self._pending or self._scan:
+                if not self._work_left():
+                    break
+                await self._step()
         finally:
-            if freed >= _TRIM_AFTER:
+            if self._freed >= _TRIM_AFTER:
+                self._freed = 0
                 await self._call(_trim)
 
-    async def _step(self) -> int:
-        """Train, or pack one batch; returns the bytes of plain JSON the batch replaced."""
+    async def _step(self) -> None:
+        """Train, or pack one batch of the cold objects."""
         if self.codec is None:
-            await self._train()
-            return 0
-        batch = self._take_batch(self.options.batch)
-        if not batch:
-            return 0
-        codec = self.codec
-        raws = [raw for _, _, raw, _ in batch]
-        out = await self._call(_compress_all, codec, raws)
-        packed: builtins.list[bytes] = out  # type: ignore[assignment]
-        if codec is not self.codec:
-            return 0  # retrained meanwhile: the keys were queued again by the scan
-        items = self._items()
-        shared = self._labels
-        if len(shared) > 2 * len(items) + 1024:  # label sets of objects long gone
-            shared.clear()
-        size_in = size_out = 0
-        for (key, obj, raw, _), data in zip(batch, packed, strict=True):
-            if items.get(key) is obj:
-                labels = obj._meta().labels
-                if labels:
-                    labels = shared.setdefault(tuple(labels.items()), labels)
-                items[key] = obj._packed(data, codec, labels or None)
-                self.packed += 1
-                size_in += len(raw)
-                size_out += len(data)
-        self._window(size_in, size_out, len(batch))
-        return size_in
+            await self._train([*self._items().values()])
+            return
+        await self._pack(self._take_batch(self.options.batch))
 
-    def _take_batch(self, n: int) -> builtins.list[tuple[str, KubeObject, bytes, bool]]:
+    def _take_batch(self, n: int) -> builtins.list[KubeObject]:
         """Up to ``n`` objects the cache holds that the current codec has not packed."""
         items = self._items()
         if self._scan:
@@ -213,44 +234,93 @@ class _Packer:
             self._pending = [*items]
         pending = self._pending
         current = self.codec
-        out: builtins.list[tuple[str, KubeObject, bytes, bool]] = []
-        seen: set[str] = set()
+        out: builtins.list[KubeObject] = []
         while pending and len(out) < n:
-            key = pending.pop()
-            obj = items.get(key)
-            if obj is None or key in seen:
+            obj = items.get(pending.pop())
+            if obj is None or (current is not None and obj._packed_by(current)):
                 continue
-            if current is not None and obj._packed_by(current):
-                continue
-            seen.add(key)
-            raw, complete = obj._object_bytes()
-            obj._meta()  # the uid and labels, while the bytes are plain
-            out.append((key, obj, raw, complete))
+            out.append(obj)
         return out
 
-    async def _train(self) -> None:
-        items = self._items()
-        objs = [*items.values()]
-        step = max(1, len(objs) // self.options.train_objects)
-        samples = [o._object_bytes()[0] for o in objs[::step][: self.options.train_objects]]
-        opts = self.options
-        out = await self._call(_train, samples, opts.dict_size, opts.level)
-        assert isinstance(out, tuple)
-        codec: ZstdCodec = out[0]
-        ratio: float = out[1]
-        self.codec = codec
-        self.codecs = [c for c in (*self.codecs[-1:], codec)]
-        self.trained_ratio = None  # the first window after it sets the reference
-        self._since_training = 0
-        self._window_in = self._window_out = self._window_n = 0
-        self.trainings += 1
-        self._scan = True  # every object: the new ones and those of an older dictionary
-        _log.debug(
-            "store.compression_trained",
-            samples=len(samples),
-            dictionary_bytes=codec.dict_size,
-            ratio=round(ratio, 4),
-        )
+    async def _pack(self, objs: Sequence[KubeObject]) -> None:
+        """Compress those of ``objs`` the current codec has not packed (in a worker thread
+        when they are many: zstd releases the GIL) and pack each in place."""
+        codec = self.codec
+        assert codec is not None
+        todo: builtins.list[tuple[KubeObject, _Form]] = []
+        raws: builtins.list[bytes] = []
+        size_in = 0
+        for obj in objs:
+            form = obj._form
+            if obj._packed_by(codec):
+                continue
+            raw, _ = obj._object_bytes()
+            obj._meta()  # the uid and labels, while the bytes are plain
+            todo.append((obj, form))
+            raws.append(raw)
+            size_in += len(raw)
+        if not todo:
+            return
+        if self.options.in_thread and size_in >= _THREAD_BYTES:
+            out = await asyncio.to_thread(_compress_all, codec, raws)
+        else:
+            out = _compress_all(codec, raws)
+        if codec is not self.codec:
+            return  # retrained meanwhile: the scan after the training packs them
+        shared = self.labels
+        if len(shared) > 2 * len(self._items()) + 1024:  # label sets of objects long gone
+            shared.clear()
+        size_in = size_out = n = 0
+        for (obj, form), raw, data in zip(todo, raws, out, strict=True):
+            if obj._form is not form:
+                continue  # packed meanwhile (another path, a newer codec)
+            lazy = obj._meta()
+            labels = lazy.labels
+            if labels:
+                same = shared.setdefault(tuple(labels.items()), labels)
+                if same is not labels:
+                    lazy = type(lazy)(lazy.uid, same, lazy.deletion_timestamp)  # type: ignore[arg-type]
+            obj._pack_in_place(data, codec, lazy)
+            size_in += len(raw)
+            size_out += len(data)
+            n += 1
+        self.packed += n
+        self._freed += size_in
+        self._window(size_in, size_out, n)
+
+    async def _train(self, objs: Sequence[KubeObject]) -> None:
+        """A dictionary from up to ``train_objects`` of ``objs`` (evenly sampled); one
+        training at a time (a list's and the background task's wait for the same)."""
+        if self._training is not None:
+            await asyncio.shield(self._training)
+            return
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._training = done
+        try:
+            step = max(1, len(objs) // self.options.train_objects)
+            samples = [bytes(o._object_bytes()[0]) for o in objs[::step]]
+            samples = samples[: self.options.train_objects]
+            opts = self.options
+            out = await self._call(_train, samples, opts.dict_size, opts.level)
+            assert isinstance(out, tuple)
+            codec: ZstdCodec = out[0]
+            ratio: float = out[1]
+            self.codec = codec
+            self.codecs = [c for c in (*self.codecs[-1:], codec)]
+            self.trained_ratio = None  # the first window after it sets the reference
+            self._since_training = 0
+            self._window_in = self._window_out = self._window_n = 0
+            self.trainings += 1
+            self.note_all()  # every object: the new ones and those of an older dictionary
+            _log.debug(
+                "store.compression_trained",
+                samples=len(samples),
+                dictionary_bytes=codec.dict_size,
+                ratio=round(ratio, 4),
+            )
+        finally:
+            self._training = None
+            done.set_result(None)
 
     def _window(self, size_in: int, size_out: int, n: int) -> None:
         self._since_training += n
@@ -272,22 +342,25 @@ class _Packer:
                 ratio=round(ratio, 4),
                 trained_ratio=round(reference, 4),
             )
-            self.codec = None  # the loop trains again from the objects held now
+            self.codec = None  # trained again from the objects held now
+            self.note_all()
 
     def retrain(self) -> None:
         """Train a new dictionary at the next step (tests; ``_window`` decides it otherwise)."""
         self.codec = None
-        self._scan = True
-        if self._task is None:
-            self._kick()
+        self.note_all()
 
+
+_THREAD_BYTES = 1 << 20
+"""Compress in a worker thread from this many bytes on (a page of a list of large objects:
+the next page arrives meanwhile); fewer on the loop (a watch's batch: the handoff to a thread
+and back costs more than it overlaps)."""
 
 _TRIM_AFTER = 8 << 20
 
 
 def _compress_all(codec: ZstdCodec, raws: builtins.list[bytes]) -> builtins.list[bytes]:
-    compress = codec.compress
-    return [compress(r) for r in raws]
+    return codec.compress_many(raws)
 
 
 def _train(samples: builtins.list[bytes], size: int, level: int) -> tuple[ZstdCodec, float]:

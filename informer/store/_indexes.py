@@ -123,8 +123,8 @@ class _Indexes:
         return nsidx
 
     def _reindex(self, key: str, old: KubeObject | None, new: KubeObject | None) -> None:
-        if new is not None and self._packer is not None:
-            self._packer.note(key)
+        if new is not None and self._packer is not None and not new.compressed:
+            self._packer.note(key)  # packed later, in the background
         indices = self._c.indices
         if old is None or new is None:  # add or delete: namespace can change only then
             # never `new or old`: a KubeObject's truth value is its length (a full decode)

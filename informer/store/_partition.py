@@ -47,6 +47,7 @@ from informer.store._stats import StoreStats
 from informer.store._verdict import DROPPED, EVENT_TYPES, judge_bookmark, judge_event, judge_list
 
 if TYPE_CHECKING:
+    from informer.store._compression import _Packer
     from informer.store._store import Store
 
 _log = get_logger("informer.store")
@@ -60,6 +61,7 @@ class StorePartition:
 
     def __init__(self, parent: Store, shards: ShardSet, field: ShardField) -> None:
         self._parent = parent
+        self._packer: _Packer | None = parent._packer  # the reflector packs with it
         self.shards = shards
         self.field = field
         self._keys: set[str] = set()
@@ -300,6 +302,8 @@ class StorePartition:
                     bucket[key] = None
         for key in taken:
             self._take(key)
+        if parent._packer is not None:
+            parent._packer.note_all()
         mine.update(key for key, _ in new)
         self._keys.difference_update(gone)
         self._replaces += 1

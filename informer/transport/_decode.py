@@ -21,7 +21,7 @@ from informer.errors import (
     WatchStreamError,
     status_error,
 )
-from informer.objects import Known, KubeObject, Trim
+from informer.objects import Known, KubeObject, PagePacking, Trim
 from informer.resource import Resource
 
 __all__ = ["INITIAL_EVENTS_END", "ListPage", "WatchEvent"]
@@ -173,10 +173,11 @@ def _decode_list(
     path: str,
     known: Known | None = None,
     trim: Trim | None = None,
+    pack: PagePacking | None = None,
 ) -> ListPage:
     """A 2xx LIST body: a ``ListPage``, else ``MalformedResponse`` (or the ``ApiError`` of a
     Status in its place). The envelope is decoded here, the items when the page's ``items`` is
-    read."""
+    read (``pack``: for a store that packs them, ``KubeObject._to_pack_items``)."""
     try:
         decoded = _list_decoder.decode(body)
     except _DECODE_ERRORS as exc:
@@ -191,6 +192,10 @@ def _decode_list(
 
     def build() -> list[KubeObject]:
         try:
+            if pack is not None:
+                return KubeObject._to_pack_items(
+                    raws, resource.kind, resource.api_version, known, trim, pack.labels
+                )
             return KubeObject._from_list_items(
                 raws, resource.kind, resource.api_version, known, trim
             )
@@ -225,7 +230,7 @@ def _shard_selector_of(raw: msgspec.Raw) -> str | None:
 
 
 def _decode_last_line(
-    line: bytes, offset: int, path: str, trim: Trim | None = None
+    line: bytes, offset: int, path: str, trim: Trim | None = None, pack: bool = False
 ) -> WatchEvent | None:
     """The unterminated line a stream ended with: an event when complete, else an error."""
     if not line.strip():
@@ -236,12 +241,19 @@ def _decode_last_line(
         raise WatchStreamError(
             f"watch {path}: stream ended inside a line at byte {offset}"
         ) from exc
-    return _decode_line(line, offset, trim)
+    return _decode_line(line, offset, trim, pack)
 
 
-def _decode_line(line: bytes, offset: int, trim: Trim | None = None) -> WatchEvent | None:
+def _decode_line(
+    line: bytes, offset: int, trim: Trim | None = None, pack: bool = False
+) -> WatchEvent | None:
     """One watch line, decoded once into the event type and the object the store keeps
-    (``trim``: cut from the object's bytes in that decode)."""
+    (``trim``: cut from the object's bytes in that decode; ``pack``: for a store that packs
+    its objects, ``KubeObject._from_event_line_to_pack``)."""
+    if pack and trim is None:
+        packable = KubeObject._from_event_line_to_pack(line)
+        if packable is not None and packable[1]._rv:
+            return WatchEvent(packable[0], packable[1])  # type: ignore[arg-type]
     try:
         if trim is None:
             kind, obj = KubeObject.from_event_line(line)

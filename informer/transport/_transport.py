@@ -24,7 +24,7 @@ from informer.errors import (
     TransportError,
     status_error,
 )
-from informer.objects import Known, Trim
+from informer.objects import Known, PagePacking, Trim
 from informer.resource import Resource
 from informer.shards import ShardSelector
 from informer.transport._decode import _DECODE_ERRORS, ListPage, _decode_list
@@ -196,6 +196,7 @@ class Transport:
         known: Known | None = None,
         trim: Trim | None = None,
         shard_selector: ShardSelector | None = None,
+        pack: PagePacking | None = None,
     ) -> ListPage:
         """One LIST request; parameters are sent exactly as given (None = absent).
 
@@ -204,7 +205,9 @@ class Transport:
         construction: nothing malformed reaches the server (which would answer 500).
 
         ``known`` and ``trim``: see ``KubeObject.from_list_item`` (reuse of cached objects,
-        byte-level transform), applied to each item as the page is decoded.
+        byte-level transform), applied to each item as the page is decoded. ``pack``: the
+        items are for a store that packs them (``PagePacking``): each new one keeps its slice
+        of the page until the packer has compressed it.
         """
         query = _query(
             labelSelector=label_selector,
@@ -217,7 +220,7 @@ class Transport:
         )
         path = resource.path(namespace)
         body = await self._get(path, query, "the list")
-        return _decode_list(body, resource, path, known, trim)
+        return _decode_list(body, resource, path, known, trim, pack)
 
     def watch(
         self,
@@ -235,6 +238,7 @@ class Transport:
         on_open: Callable[[bool], None] | None = None,
         trim: Trim | None = None,
         shard_selector: ShardSelector | None = None,
+        pack: bool = False,
     ) -> WatchStream:
         """A WATCH stream; use as ``async with transport.watch(...) as events: async for ...``.
 
@@ -245,7 +249,9 @@ class Transport:
         object of every ADDED, MODIFIED and DELETED event, in the decode of its line.
         ``shard_selector``: see ``list_page``; nothing on a watch says whether the server applied
         it (a server without its watch cache does not, for a watch with no label or field
-        selector): check each event's hash.
+        selector): check each event's hash. ``pack``: the events are for a store that packs
+        its objects as they arrive: an ADDED or MODIFIED object keeps its slice of the line
+        until the packer has compressed it (``KubeObject._from_event_line_to_pack``).
         """
         query = _query(
             watch=True,
@@ -260,4 +266,4 @@ class Transport:
         )
         if idle_timeout is None and timeout_seconds is not None:
             idle_timeout = timeout_seconds + self.idle_margin
-        return WatchStream(self, resource.path(namespace), query, idle_timeout, on_open, trim)
+        return WatchStream(self, resource.path(namespace), query, idle_timeout, on_open, trim, pack)

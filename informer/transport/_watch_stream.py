@@ -59,10 +59,12 @@ class WatchStream:
         idle_timeout: float | None,
         on_open: Callable[[bool], None] | None = None,
         trim: Trim | None = None,
+        pack: bool = False,
     ) -> None:
         self._transport = transport
         self._on_open = on_open
         self.trim = trim
+        self.pack = pack  # for a store that packs its objects (``_decode_line``)
         self.path = path
         self.query = query
         self.idle_timeout = idle_timeout
@@ -155,6 +157,7 @@ class WatchStream:
         resp = await self._open()
         limit = t.max_line_bytes
         trim = self.trim
+        pack = self.pack
         parts: list[bytes] = []
         pending = 0  # bytes in parts
         offset = 0  # stream offset of the line being assembled
@@ -164,7 +167,7 @@ class WatchStream:
                 if not chunk:
                     # A clean end after a last line without its newline: keep that line when
                     # it is a complete event (as client-go's JSON framer does).
-                    last = _decode_last_line(b"".join(parts), offset, self.path, trim)
+                    last = _decode_last_line(b"".join(parts), offset, self.path, trim, pack)
                     if last is not None:
                         yield [last]
                     return
@@ -195,7 +198,7 @@ class WatchStream:
                     else:
                         line = chunk[start:nl]
                     try:
-                        event = _decode_line(line, offset, trim)
+                        event = _decode_line(line, offset, trim, pack)
                     except BaseException:
                         if batch:
                             yield batch  # the events before the bad line are good
