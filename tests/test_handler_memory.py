@@ -48,7 +48,8 @@ async def test_a_large_list_gives_the_freed_heap_back(
 ) -> None:
     """The page bodies a list frees lie between the cache's objects; glibc keeps them unless
     trimmed (100,000 ConfigMaps: 40 B per object of RSS, benchmarks/object_bytes.py). A list
-    of 1,000 objects or more trims once its handlers had their turn; a smaller one does not."""
+    of _TRIM_AFTER_LIST objects or more trims once its handlers had their turn; a smaller one
+    does not."""
     from conftest import FAST, cm, wait_until
 
     import informer.reflector._core as core
@@ -60,6 +61,7 @@ async def test_a_large_list_gives_the_freed_heap_back(
     trims: list[int] = []
     seen: list[int] = []
     monkeypatch.setattr(core, "trim", lambda: trims.append(len(seen)))
+    monkeypatch.setattr(core, "_TRIM_AFTER_LIST", 300)  # (10,000: too many to create here)
     async with ApiServer() as server:
         for i in range(core._TRIM_AFTER_LIST):
             server.create(CONFIGMAPS, cm(f"c{i}"))
