@@ -287,3 +287,34 @@ def test_a_relisted_page_reuses_unchanged_objects_and_decodes_changed_ones_plain
             assert o is not cached[o.key]
         else:  # the cached instance itself: the page's bytes of it are dropped at once
             assert o is cached[o.key]
+
+
+@settings(max_examples=40)
+@given(
+    kube_objects(),
+    st.lists(st.sampled_from(["kind", "apiVersion", "metadata", "spec", "status", "#"]) | text),
+    st.sampled_from([0, 1, 256]),
+)
+def test_members_read_one_at_a_time_equal_the_plain_decode(
+    obj: dict[str, Any], reads: list[str], memo: int
+) -> None:
+    """Whatever is read first (one member, the keys, equality), in whatever order and with
+    whatever memo size, each access returns what the full decode returns."""
+    previous = set_decoded_cache_size(memo)
+    try:
+        for o, plain in all_forms(obj):
+            order = list(o.to_dict())  # a fresh full decode (a list item: kind, apiVersion first)
+            objects._memo.clear()
+            for read in reads:
+                if read == "#":
+                    assert list(o) == order and len(o) == len(plain)
+                elif read in plain:
+                    assert read in o and o[read] == plain[read]
+                else:
+                    assert read not in o and o.get(read, 1) == 1
+                    with pytest.raises(KeyError):
+                        o[read]
+            assert list(o) == order and o == plain
+            check(o, plain)
+    finally:
+        set_decoded_cache_size(previous)

@@ -6,14 +6,14 @@ apiVersion. Everything else is decoded when read:
 
 * ``uid``, ``labels`` and ``deletionTimestamp`` are decoded together on first access and kept
   (a label index or selector reads them for every object; a plain cache never does).
-* The full object (``obj["spec"]``, iteration, ``to_dict()``) is decoded on each access, with a
-  small process-wide memo of the most recently decoded objects (:func:`set_decoded_cache_size`,
-  default 256 objects). So reading ``obj["spec"]`` then ``obj["status"]`` decodes once, and
-  reading every cached object once leaves the cache as small as before: at most that many full
-  decodes are alive at a time (``benchmarks/RESULTS.md``: 1.08x the JSON in RSS after every one
-  of 100,000 Pods was read once). Keeping each decode for the object's lifetime, as before,
-  held 2.4x (ConfigMaps) to 6.5x (Pods) the JSON; a decode on every access without a memo
-  would make a controller reading several fields of one object pay for each.
+* The rest is decoded member by member on access (``obj["spec"]`` decodes ``spec`` alone;
+  iteration, ``len`` and ``in`` read the keys only), with a small process-wide memo of the most
+  recently read objects (:func:`set_decoded_cache_size`, default 256 objects): reading
+  ``obj["spec"]`` then ``obj["status"]`` decompresses once and decodes each once, and reading
+  every cached object once leaves the cache as small as before (at most that many decodes are
+  alive at a time). Keeping each decode for the object's lifetime held 2.4x (ConfigMaps) to
+  6.5x (Pods) the JSON; a decode on every access without a memo would make a controller reading
+  several fields of one object pay for each.
 
 The bytes are shared, never re-encoded: a list item keeps its slice of the page (one copy, without
 ``kind``/``apiVersion``, which a list states once and the full decode adds back), a watch event

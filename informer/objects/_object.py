@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from informer.objects._decoded import _memo, remember
+from informer.objects._decoded import full, member, members
 from informer.objects._forms import (
     BUSY,
     ITEM,
@@ -523,26 +523,21 @@ class KubeObject(_Base, gc=False, eq=False):
         return out
 
     def _full(self) -> dict[str, Any]:
-        memo = _memo
-        entry = memo.get(id(self))
-        if entry is not None:
-            memo.move_to_end(id(self))
-            return entry[1]
-        d = self._decode()
-        remember(self, d)
-        return d
+        return full(self)
 
+    # Each member is decoded when read, once while the object is among the recently read
+    # (``informer.objects._decoded``); iteration, ``len`` and ``in`` read the keys only.
     def __getitem__(self, key: str) -> Any:
-        return freeze(self._full()[key])
+        return freeze(member(self, key))
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._full())
+        return iter(members(self))
 
     def __len__(self) -> int:
-        return len(self._full())
+        return len(members(self))
 
     def __contains__(self, key: object) -> bool:
-        return key in self._full()
+        return key in members(self)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, KubeObject):
