@@ -58,7 +58,8 @@ def kube_objects(draw: st.DrawFn) -> dict[str, Any]:
                 obj[key] = value
         elif draw(st.booleans()):
             obj[key] = draw(json_values)
-    obj.update(draw(st.dictionaries(st.text(min_size=1, max_size=8), json_values, max_size=3)))
+    extra = st.text(min_size=1, max_size=8).filter(lambda k: k not in ("kind", "apiVersion"))
+    obj.update(draw(st.dictionaries(extra, json_values, max_size=3)))  # kind is a string or absent
     obj["metadata"] = meta  # an extra key must not replace it
     return obj
 
