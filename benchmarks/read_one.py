@@ -18,18 +18,16 @@ sys.path[:0] = [os.path.dirname(__file__), os.path.dirname(os.path.dirname(__fil
 from _objects import make_real_items  # noqa: E402
 
 from informer._zstd import ZstdCodec  # noqa: E402
-from informer.objects import KubeObject, _memo, packed_forms  # noqa: E402
+from informer.objects import KubeObject, _memo  # noqa: E402
 
 
 def build(n: int) -> tuple[list[KubeObject], list[KubeObject]]:
     items = make_real_items(n + 1000)
     plain = KubeObject._from_list_items(items[1000:], "Pod", "v1")
     codec = ZstdCodec.train(items[:1000], 112 * 1024, 3)
-    forms = packed_forms(codec)
-    packed = []
-    for o in plain:
-        data, complete = o._object_bytes()
-        packed.append(o._packed(codec.compress(data), forms[0] if complete else forms[1], None))
+    packed = KubeObject._from_list_items(items[1000:], "Pod", "v1")
+    for o in packed:  # as the store's packer does
+        o._pack_in_place(codec.compress(o._object_bytes()[0]), codec, o._meta())
     return plain, packed
 
 
