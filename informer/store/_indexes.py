@@ -126,11 +126,11 @@ class _Indexes:
         if new is not None and self._packer is not None and not new.compressed:
             self._packer.note(key)  # packed later, in the background
         indices = self._c.indices
-        if old is None or new is None:  # add or delete: namespace can change only then
+        nsidx = indices.get(NAMESPACE_INDEX)  # None until read (then no namespace to look up)
+        if nsidx is not None and (old is None or new is None):  # namespace changes only then
             # never `new or old`: a KubeObject's truth value is its length (a full decode)
-            ns = new.namespace if new is not None else old.namespace  # type: ignore[union-attr]
-            nsidx = indices.get(NAMESPACE_INDEX) if ns else None
-            if nsidx is not None:
+            ns = new._form.namespace if new is not None else old._form.namespace  # type: ignore[union-attr]
+            if ns:
                 if new is not None:
                     bucket = nsidx.get(ns)
                     if bucket is None:
