@@ -153,3 +153,42 @@ async def test_a_merge_keeps_the_label_selector_the_trim_and_the_compression(mod
             with contextlib.suppress(asyncio.CancelledError):
                 await task
             await api.close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_store_never_claims_an_rv_before_holding_every_change_up_to_it_across_a_merge(
+    mode: str,
+) -> None:
+    async with ApiServer(bookmark_interval=0.2, shard_selectors=mode) as server:
+        for i in range(30):
+            server.create(CONFIGMAPS, cm(f"cm-{i:03}"))
+        union = FIRST | SECOND
+
+        def of_the_union(r: RecordedRequest) -> bool:
+            return r.verb == "list" and r.page == 1 and selector_of(r) == union
+
+        async with sharded(server, FIRST) as (reflector, seen):
+            await server.wait_for_requests(lambda r: r.verb == "watch", timeout=10)
+            server.disrupt_watches(Fault(stall=30))  # the first lane misses what follows
+            for i in range(30):
+                if i % 3 == 0:
+                    server.delete(CONFIGMAPS, f"cm-{i:03}", "default")
+                else:
+                    server.patch(CONFIGMAPS, f"cm-{i:03}", {"data": {"k": "2"}}, "default")
+            written = server.revision
+            server.faults.add(Fault(predicate=of_the_union, list_lag=5, times=None))
+            store = reflector.parent_store
+            waiter = asyncio.create_task(store.wait_for_resource_version(str(written), timeout=10))
+            reflector.set_shards(reflector.shards | SECOND)
+            claims = 0
+            async with asyncio.timeout(10):
+                while not (merged(reflector) and waiter.done()):
+                    rv = store.resource_version
+                    if rv and int(rv) >= written:  # it claims every change up to `written`
+                        claims += 1
+                        assert held(store) == expected(server, reflector.shards)
+                    await asyncio.sleep(0)
+            await waiter
+            assert claims > 0
+            assert held(store) == expected(server, union)
+            assert seen.view == {o.key: o for o in store.list()}
