@@ -192,3 +192,34 @@ async def test_the_store_never_claims_an_rv_before_holding_every_change_up_to_it
             assert claims > 0
             assert held(store) == expected(server, union)
             assert seen.view == {o.key: o for o in store.list()}
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_objects_recreated_across_ranges_one_behind_and_one_ahead_of_the_merge_list(
+    mode: str,
+) -> None:
+    async with ApiServer(bookmark_interval=0.2, shard_selectors=mode) as server:
+        names = [f"re-{i:02}" for i in range(24)]
+        for name in names:
+            server.create(CONFIGMAPS, cm(name))
+        union = FIRST | SECOND
+
+        def of_the_union(r: RecordedRequest) -> bool:
+            return r.verb == "list" and r.page == 1 and selector_of(r) == union
+
+        async with sharded(server, FIRST) as (reflector, seen):
+            await server.wait_for_requests(lambda r: r.verb == "watch", timeout=10)
+            server.disrupt_watches(Fault(stall=30))  # the first lane stays behind
+            for round_ in range(3):  # each name recreated: a new uid, most often another range
+                for name in names[round_::2]:
+                    server.delete(CONFIGMAPS, name, "default")
+                    server.create(CONFIGMAPS, cm(name))
+            # the second lane lists now; the merge's list is 4 revisions older than that
+            server.faults.add(Fault(predicate=of_the_union, list_lag=4, times=None))
+            await take(reflector, SECOND)
+            await wait_until(lambda: merged(reflector))
+            assert seen.violations == []
+            assert seen.view == {o.key: o for o in reflector.parent_store.list()}
+            await caught_up(server, reflector)
+            assert held(reflector.parent_store) == expected(server, union)
+            assert seen.view == {o.key: o for o in reflector.parent_store.list()}
