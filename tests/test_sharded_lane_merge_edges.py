@@ -13,7 +13,7 @@ import pytest
 from informer import Compression
 from informer.reflector import ShardedReflector
 from informer.resource import CONFIGMAPS
-from informer.store import Store
+from informer.store import Delta, Store
 from informer.testing import ApiServer, Fault, RecordedRequest
 from informer.transforms import DropFields
 from informer.transport import Transport
@@ -223,3 +223,34 @@ async def test_objects_recreated_across_ranges_one_behind_and_one_ahead_of_the_m
             await caught_up(server, reflector)
             assert held(reflector.parent_store) == expected(server, union)
             assert seen.view == {o.key: o for o in reflector.parent_store.list()}
+
+
+async def test_a_handler_raising_on_the_merge_deltas_does_not_stop_the_merged_lane() -> None:
+    async with ApiServer(bookmark_interval=0.2) as server:
+        for i in range(40):
+            server.create(CONFIGMAPS, cm(f"cm-{i:03}"))
+        union = FIRST | SECOND
+        async with sharded(server, FIRST) as (reflector, seen):
+            await server.wait_for_requests(lambda r: r.verb == "watch", timeout=10)
+            server.disrupt_watches(Fault(stall=30))  # the merge brings what this lane missed
+            for i in range(40):
+                server.patch(CONFIGMAPS, f"cm-{i:03}", {"data": {"k": "2"}}, "default")
+            record = reflector.on_deltas
+            assert record is not None
+            raised: list[int] = []
+
+            def failing(deltas: list[Delta]) -> None:
+                record(deltas)
+                raised.append(len(deltas))
+                raise RuntimeError("a handler failed")  # every time: the merge's deltas too
+
+            reflector.on_deltas = failing
+            await take(reflector, SECOND)
+            await wait_until(lambda: merged(reflector))
+            server.create(CONFIGMAPS, cm("after"))
+            await caught_up(server, reflector)
+            assert len(raised) >= 3  # the second lane's list, the merge's changes, "after"
+            # (40 objects: a quarter of the hash space holds none of them once in 10^5 runs)
+            assert held(reflector.parent_store) == expected(server, union)
+            assert seen.view == {o.key: o for o in reflector.parent_store.list()}
+            assert reflector.statistics().errors >= 1
