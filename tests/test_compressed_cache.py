@@ -464,6 +464,10 @@ async def test_objects_packed_in_place_read_the_same_from_another_thread() -> No
         b'{"type":"ADDED","object":%s,"extra":{"a":1}}',
         b'{"type":"ADDED","object":{"metadata":{"name":"x"}},"object":%s}',
         b'{"type":"ADDED","object":%s,"type":"ADDED"}',
+        b'{"type":"ADDED","object":{"metadata":{"name":"x"}},"object" :%s}',  # JSON allows it
+        b'{"type":"ADDED","object":{"metadata":{"name":"x"}},"object"\n:%s}',
+        b'{"type":"ADDED","object":{"metadata":{"name":"x"}},"type":"ADDED","object":%s}',
+        b'{"type":"ADDED","object":{"object":{"kind":"x"},"metadata":{"name":"x"}},"object":%s}',
     ],
 )
 def test_a_watch_line_for_a_packing_store_decodes_as_any_other(line: bytes) -> None:

@@ -6,6 +6,7 @@ gc=False keeps the garbage collector from tracking the two or three made per ite
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import msgspec
@@ -68,13 +69,26 @@ class _PackHead(msgspec.Struct, gc=False, rename="camel"):
     metadata: _PackMeta | None = None
 
 
+_event_heads = itertools.count()
+"""Numbers each ``_PackEventHead`` decoded (``next`` of a count is atomic: threads share it)."""
+
+
+class _PackEventHead(_PackHead, gc=False):
+    """``_PackHead`` of a watch line's ``object`` member: counts itself as it is decoded, so a
+    line with that member twice at its top level (``JSON`` allows it; msgspec keeps the last)
+    is told from one with it once without scanning the line (``_from_event_line_to_pack``)."""
+
+    def __post_init__(self) -> None:
+        next(_event_heads)
+
+
 class _PackEvent(msgspec.Struct, gc=False, forbid_unknown_fields=True):
     """A watch line for a store that packs its objects: the head and the lazy metadata in one
     decode, and nothing but ``type`` and ``object`` (so the object can be cut from the line by
     its shape: ``KubeObject._from_event_line_to_pack``)."""
 
     type: str
-    object: _PackHead
+    object: _PackEventHead
 
 
 class _PackedMeta(msgspec.Struct, gc=False, frozen=True):
