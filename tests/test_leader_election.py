@@ -91,15 +91,14 @@ async def test_a_leader_whose_renewals_fail_steps_down_before_a_takeover(
         a = e.candidates["a"].elector
         renewals = [r for r in api_server.requests if r.verb == "update"]
         action: dict[str, Any] = {"status": 500} if failure == "error" else {"latency": 3600.0}
-        api_server.faults.add(
-            Fault(
-                verb="update",
-                resource="leases",
-                times=None,
-                predicate=lambda r: r.query.get("fieldManager") == "a",
-                **action,
-            )
+        renewals_fail = Fault(
+            verb="update",
+            resource="leases",
+            times=None,
+            predicate=lambda r: r.query.get("fieldManager") == "a",
+            **action,
         )
+        api_server.faults.add(renewals_fail)
         if failure == "stall":
 
             def stuck() -> int:
@@ -120,6 +119,7 @@ async def test_a_leader_whose_renewals_fail_steps_down_before_a_takeover(
         assert e.leaders() == ["b"]
         assert e.times("b", "started")[0] > stepped_down
         assert e.times("b", "started")[0] - last_renewal >= LEASE - RETRY
+        api_server.faults.remove(renewals_fail)  # a's release on shutdown is answered
 
 
 async def test_conflicts_on_the_lease_are_retried(api_server: ApiServer) -> None:
