@@ -8,6 +8,7 @@ column shown is whole (header and cells), and the columns that do not fit are na
 from __future__ import annotations
 
 import re
+import signal
 import sys
 
 import pexpect
@@ -34,6 +35,10 @@ FRESHNESS_COLUMNS = (
 )
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Terminal:
     """A child process on a pseudo-terminal and everything a terminal would show of it."""
 
@@ -47,6 +52,10 @@ class Terminal:
             dimensions=(self.rows, self.columns),
             encoding="utf-8",
             timeout=timeout,
+            # Ctrl-C as a terminal delivers it, also when the suite itself was started in the
+            # background (a non-interactive shell's background jobs ignore SIGINT, and the
+            # command inherited that: it never saw the interrupt)
+            preexec_fn=_default_sigint,
         )
         self.screen = pyte.HistoryScreen(self.columns, self.rows, history=100_000)
         self._stream = pyte.Stream(self.screen)
