@@ -540,6 +540,20 @@ class _Run:
             with contextlib.suppress(StaleCacheError):
                 await w.inf.wait_for_resource_version(wanted, timeout=min(0.05, remaining))
 
+    async def _settle_waits(self) -> None:
+        """Let the freshness waits still pending once the writers are done end, and be checked.
+
+        What is left waits for an RV that no event of its informer's scope will reach (the last
+        writes were out of its namespace or selector); a real server's periodic bookmark ends
+        such a wait, but with the schedule's interval (or a watch shorter than the pre-timeout
+        margin) none comes before ``WAIT_TIMEOUT``, so each ran out its timeout unchecked. Ask
+        for a bookmark now, again while any wait is pending (a watch being re-opened misses
+        one); a wait still times out where no bookmark can reach it, as before.
+        """
+        while pending := set(self.wait_tasks):
+            self.server.send_bookmarks(force=True)
+            await asyncio.wait(pending, timeout=0.05)
+
     async def _converge_all(self, why: str, also: Callable[[], bool] = lambda: True) -> bool:
         results = await asyncio.gather(
             *(self._converged(w, CONVERGE_TIMEOUT, also) for w in self.watched)
@@ -659,9 +673,9 @@ class _Run:
                 self.ops_done = self.s.total_ops  # steps past skipped no-op writes still run
                 self.progress.notify_all()
             await timeline
-            await asyncio.gather(*self.wait_tasks, return_exceptions=True)
-            self.server.faults.clear()
             self.server.stale_lag = 0  # a lagging replica catches up once the storm is over
+            await self._settle_waits()
+            self.server.faults.clear()
             if await self._converge_all("final"):
                 if self.operator is not None:
                     for problem in await self.operator.quiesce(self.server, CONVERGE_TIMEOUT):
