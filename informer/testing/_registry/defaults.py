@@ -136,9 +136,27 @@ def _template(owner: Json) -> None:
         pod_spec(_dict(template, "spec"))
 
 
+def _requests_from_limits(spec: Json) -> None:
+    """``SetDefaults_Pod``: a container's limit is its request where it names none (a Pod's
+    containers only: not a template's); the map in Go's key order."""
+    for key in ("initContainers", "containers"):
+        for container in _items(spec.get(key)):
+            resources = container.get("resources")
+            limits = resources.get("limits") if isinstance(resources, dict) else None
+            if not isinstance(limits, dict) or not limits:
+                continue
+            assert isinstance(resources, dict)
+            requests = resources.get("requests")
+            requests = dict(requests) if isinstance(requests, dict) else {}
+            for name, value in limits.items():
+                requests.setdefault(name, value)
+            resources["requests"] = dict(sorted(requests.items()))
+
+
 def _pod(obj: Json) -> None:
     spec = _dict(obj, "spec")
     pod_spec(spec)
+    _requests_from_limits(spec)
     spec.setdefault("enableServiceLinks", True)
     # admission: ServiceAccount, Priority, DefaultTolerationSeconds
     account = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"

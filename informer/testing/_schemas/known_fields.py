@@ -21,7 +21,17 @@ from typing import Any, Final
 
 from informer.testing._schemas.builtin_schemas import builtin_schemas
 
-__all__ = ["Node", "ObjectPairs", "prune", "strict_problems", "type_node", "undeclared"]
+__all__ = [
+    "ANY",
+    "QUANTITY",
+    "Node",
+    "ObjectPairs",
+    "definition_node",
+    "prune",
+    "strict_problems",
+    "type_node",
+    "undeclared",
+]
 
 Json = dict[str, Any]
 
@@ -35,6 +45,7 @@ _OPAQUE: Final = frozenset(
 )
 """Types described as bare objects that decode themselves (any content): not empty structs."""
 _MAX_PROBLEMS: Final = 100
+_QUANTITY: Final = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 
 
 class Node:
@@ -53,6 +64,8 @@ class Node:
 
 
 ANY: Final = Node()
+QUANTITY: Final = Node()
+"""A ``resource.Quantity``: a value to the decoders, canonicalised on write (``quantities``)."""
 
 
 class ObjectPairs(dict[str, Any]):
@@ -75,6 +88,8 @@ class _Compiler:
         node = self.named.get(name)
         if node is not None:
             return node
+        if name == _QUANTITY:
+            return QUANTITY
         schema = self.definitions.get(name)
         if schema is None or name in _OPAQUE or _untyped(schema):
             self.named[name] = ANY
@@ -144,6 +159,15 @@ def type_node(group: str, version: str, kind: str) -> Node | None:
     assert published is not None
     name = published.name_of(group, version, kind)
     return compiler.definition(name) if name is not None else None
+
+
+@functools.cache
+def definition_node(name: str) -> Node | None:
+    """The tree of one published definition (``io.k8s.api.core.v1.ResourceFieldSelector``)."""
+    compiler = _compiler()
+    if compiler is None or name not in compiler.definitions:
+        return None
+    return compiler.definition(name)
 
 
 @functools.cache

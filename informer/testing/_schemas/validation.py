@@ -29,6 +29,8 @@ from informer.testing._schemas.known_fields import (
     type_node,
     undeclared,
 )
+from informer.testing._schemas.quantities import canonical_quantities
+from informer.testing._schemas.quantity import Quantity, QuantityError, parse_quantity
 
 __all__ = ["check_applied", "check_type", "prune_unknown", "validate_object"]
 
@@ -51,6 +53,9 @@ _LABEL_MESSAGE: Final = (
     "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "
     f"used for validation is '{_DNS1123_LABEL}')"
 )
+
+_ROUNDED_LISTS: Final = frozenset({"", "apps", "batch", "extensions", "storage.k8s.io"})
+"""Groups whose defaulters round resource lists up to 1m (``SetDefaults_ResourceList``)."""
 
 _WORKLOADS: Final = frozenset(
     {
@@ -127,22 +132,60 @@ def _refuse(
         options.warnings.extend(problems)
     if mode != "Strict":
         return
-    error = f"strict decoding error: {', '.join(problems)}"
+    raise _decode_failure(resource, obj, f"strict decoding error: {', '.join(problems)}", options)
+
+
+def _decode_failure(
+    resource: Resource, obj: Json, error: str, options: WriteOptions
+) -> st.StatusError:
+    """The answer to a body the decoder refused with ``error``: 400 "cannot be handled as" for
+    a body decoded as the object; for a patch, 422 quoting the patched object (JSON and merge
+    patches) or the patch (strategic merge, Go's ``%+v`` of it); for server-side apply, 500:
+    the merged object failed its conversion to the typed object."""
+    if options.apply:
+        meta = obj.get("metadata")
+        meta = meta if isinstance(meta, dict) else {}
+        where = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+        group, _, version = resource.api_version.rpartition("/")
+        gvk = f"{group}/{version}, Kind={resource.kind}"
+        message = (
+            f"failed to convert new object ({where}; {gvk}) to proper version: unable to "
+            f"convert unstructured object to {gvk}: {error}"
+        )
+        return st.StatusError(st.status(500, "", message))
     if options.patch_type:
         if options.patch_type == "strategic":
             value = go_print(options.patch)
         else:
             value = json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
-        raise st.invalid_patch(value, error)
+        return st.invalid_patch(value, error)
     kind = resource.kind
     version = str(obj.get("apiVersion") or resource.version).rsplit("/", 1)[-1]
-    raise st.bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: {error}')
+    return st.bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: {error}')
+
+
+def decode_quantities(resource: Resource, obj: Json, options: WriteOptions) -> Json:
+    """``obj`` with its quantities canonical (a built-in's); a malformed one is the decoder's
+    error (``_decode_failure``)."""
+    node = type_node(resource.group, resource.version, resource.kind)
+    if node is None:
+        return obj
+    try:
+        decoded: Json = canonical_quantities(
+            obj, node, round_lists=resource.group in _ROUNDED_LISTS
+        )
+    except QuantityError as error:
+        raise _decode_failure(resource, obj, str(error), options) from None
+    return decoded
 
 
 def validate_object(
     resource: Resource, obj: Json, options: WriteOptions, *, custom: bool = False
 ) -> Json:
-    """``obj`` without its unknown fields; raises 400 (Strict) or 422 (invalid values)."""
+    """``obj`` as decoded: without its unknown fields, its quantities canonical; raises 400
+    (Strict, a malformed quantity) or 422 (invalid values)."""
+    if not custom:
+        obj = decode_quantities(resource, obj, options)
     pruned = prune_unknown(resource, obj, options, custom=custom)
     errors = _errors(resource, pruned)
     if errors:
@@ -195,7 +238,7 @@ def _errors(resource: Resource, obj: Json) -> list[Error]:
                 if not re.fullmatch(_CONFIG_KEY, data_key):
                     errors.append(_invalid(f"{field}[{data_key}]", data_key, _config_key_message()))
     if key == ("", "pods"):
-        errors.extend(_pod_spec_errors(obj.get("spec"), "spec"))
+        errors.extend(_pod_spec_errors(obj.get("spec"), "spec", pod=True))
     if key in _WORKLOADS:
         spec = _mapping(obj.get("spec"))
         if key != ("batch", "jobs") and not spec.get("selector"):
@@ -262,7 +305,9 @@ def _label_errors(labels: Any, field: str) -> list[Error]:
     return errors
 
 
-def _pod_spec_errors(spec: Any, path: str) -> list[Error]:
+def _pod_spec_errors(spec: Any, path: str, *, pod: bool = False) -> list[Error]:
+    """Containers named and with an image, their resources valid; ``pod``: validated as a Pod
+    is, after its defaulters made limits the requests where none are named."""
     if not isinstance(spec, dict):
         return [("FieldValueRequired", f"{path}.containers", "Required value")]
     containers = spec.get("containers")
@@ -278,7 +323,108 @@ def _pod_spec_errors(spec: Any, path: str) -> list[Error]:
             errors.append(("FieldValueRequired", f"{at}.name", "Required value"))
         if not container.get("image"):
             errors.append(("FieldValueRequired", f"{at}.image", "Required value"))
+        errors.extend(_resource_errors(container.get("resources"), f"{at}.resources", pod))
+    for index, container in enumerate(_list(spec.get("initContainers"))):
+        if isinstance(container, dict):
+            at = f"{path}.initContainers[{index}].resources"
+            errors.extend(_resource_errors(container.get("resources"), at, pod))
     return errors
+
+
+_COMPUTE: Final = frozenset({"cpu", "memory"})
+_CONTAINER_RESOURCES: Final = frozenset({"cpu", "memory", "ephemeral-storage"})
+_HUGE_PAGES: Final = "hugepages-"
+
+
+def _resource_errors(resources: Any, path: str, pod: bool) -> list[Error]:
+    """``validateResourceRequirements`` of a container: resource names, values never negative
+    (whole for extended resources), requests at most their limits (equal to them, and limited,
+    for resources that cannot be overcommitted: extended resources and huge pages)."""
+    if not isinstance(resources, dict):
+        return []
+    errors: list[Error] = []
+    limits: dict[str, Quantity] = {}
+    compute = huge_pages = False
+    given_limits = _mapping(resources.get("limits"))
+    requests = dict(_mapping(resources.get("requests")))
+    if pod:
+        for name, value in given_limits.items():
+            requests.setdefault(name, value)
+    lists = {"limits": given_limits, "requests": requests}
+    for kind in ("limits", "requests"):
+        at = f"{path}.{kind}"
+        for name, text in lists[kind].items():
+            where = f"{at}[{name}]"
+            errors.extend(_resource_name_errors(str(name), where))
+            quantity = _parsed(text)
+            if quantity is None:
+                continue
+            if quantity.sign() < 0:
+                errors.append(_invalid(where, str(quantity), "must be greater than or equal to 0"))
+            if _counted(name) and not quantity.milli_whole():
+                errors.append(_invalid(where, str(quantity), "must be an integer"))
+            compute = compute or name in _COMPUTE
+            huge_pages = huge_pages or str(name).startswith(_HUGE_PAGES)
+            if kind == "limits":
+                limits[name] = quantity
+                continue
+            limit = limits.get(name)
+            overcommit = _overcommit_allowed(str(name))
+            if limit is None:
+                if not overcommit:
+                    errors.append(
+                        (
+                            "FieldValueRequired",
+                            f"{path}.limits",
+                            "Required value: Limit must be set for non overcommitable resources",
+                        )
+                    )
+            elif quantity.compare(limit) != 0 and not overcommit:
+                errors.append(
+                    _invalid(at, str(quantity), f"must be equal to {name} limit of {limit}")
+                )
+            elif quantity.compare(limit) > 0:
+                errors.append(
+                    _invalid(
+                        at, str(quantity), f"must be less than or equal to {name} limit of {limit}"
+                    )
+                )
+    if huge_pages and not compute:
+        errors.append(st.forbidden(path, "HugePages require cpu or memory"))
+    return errors
+
+
+def _parsed(value: Any) -> Quantity | None:
+    try:
+        return parse_quantity(value) if isinstance(value, str) else None
+    except QuantityError:
+        return None
+
+
+def _native(name: str) -> bool:
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def _counted(name: Any) -> bool:
+    """``IsIntegerResourceName`` for a container's resources: extended resources."""
+    return isinstance(name, str) and not _native(name) and not name.startswith("requests.")
+
+
+def _overcommit_allowed(name: str) -> bool:
+    return _native(name) and not name.startswith(_HUGE_PAGES)
+
+
+def _resource_name_errors(name: str, where: str) -> list[Error]:
+    if "/" not in name:
+        if name not in _CONTAINER_RESOURCES and not name.startswith(_HUGE_PAGES):
+            return [_invalid(where, name, "must be a standard resource for containers")]
+    elif not _native(name) and name.startswith("requests."):
+        return [_invalid(where, name, "doesn't follow extended resource name standard")]
+    return []
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _invalid(field: str, value: str, detail: str) -> Error:
