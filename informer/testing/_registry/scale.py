@@ -10,6 +10,7 @@ the object (through the registry's update rules: a new resourceVersion, generati
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Final
 
 from informer.resource import Resource
@@ -17,6 +18,7 @@ from informer.testing import _status as st
 from informer.testing._catalog.specs import ScalePaths
 from informer.testing._query.write_options import WriteOptions
 from informer.testing._registry.registry import Registry, copy
+from informer.testing._schemas.validation import check_type, prune_unknown
 
 __all__ = ["SCALE", "read_scale", "selector_string", "write_scale"]
 
@@ -106,10 +108,25 @@ def write_scale(
 ) -> Json:
     """Set the object's replicas to the Scale's ``spec.replicas``; the new Scale.
 
-    422 for a Scale without a non-negative integer ``spec.replicas``; 409 when its
-    ``metadata.resourceVersion`` is not the object's."""
+    The Scale is decoded as the typed ``autoscaling/v1`` Scale it is: unknown and duplicate
+    fields follow ``fieldValidation`` (400 ``Scale in version "v1" cannot be handled as a
+    Scale: strict decoding error: ...`` under Strict, 422 ``patch: Invalid value`` for a patch,
+    a ``Warning`` each under Warn, the default); 422 for a Scale without a non-negative integer
+    ``spec.replicas``; 409 when its ``metadata.resourceVersion`` is not the object's."""
     if not isinstance(scale, dict):
         raise st.bad_request("the request body must be a Scale object")
+    if options.validate:
+        check_type(SCALE, scale)
+        scale = prune_unknown(SCALE, scale, options)
+        # the object behind the Scale is written with the Scale's problems already answered
+        options = dataclasses.replace(
+            options,
+            document=None,
+            duplicate_fields=[],
+            patch_type="",
+            patch=None,
+            patch_problems=[],
+        )
     replicas = (
         (scale.get("spec") or {}).get("replicas") if isinstance(scale.get("spec"), dict) else None
     )

@@ -21,6 +21,7 @@ from informer.testing._serving.content import (
     encode,
     respond,
 )
+from informer.testing._serving.duplicate_fields import duplicate_paths, ordered_document
 from informer.testing._serving.writes import WriteHandler
 from informer.testing._storage.store import Kind
 
@@ -45,6 +46,10 @@ async def serve_scale(
     if verb == "update":
         options = WriteHandler.options(request, "update")
         body = await decode_body(request)
+        document = ordered_document(await request.read())
+        if document is not None:  # the Scale names a field twice
+            options.document = document
+            options.duplicate_fields = duplicate_paths(document)
         written = write_scale(registry, resource, paths, name, namespace, body, options)
         return respond(request, encode(written), warnings=options.warnings)
     if verb == "patch":
@@ -53,6 +58,16 @@ async def serve_scale(
             raise st.unsupported_media_type(ctype, [JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH])
         options = WriteHandler.options(request, "patch")
         body = await decode_body(request, PATCH_TYPES)
+        options.patch_type = "json" if ctype == JSON_PATCH else "merge"
+        if ctype == STRATEGIC_PATCH:
+            options.patch_type = "strategic"
+        options.patch = body
+        document = ordered_document(await request.read())
+        if document is not None and options.field_validation != "Ignore":
+            prefix = "json patch " if ctype == JSON_PATCH else ""
+            options.patch_problems = [
+                f'{prefix}duplicate field "{path}"' for path in duplicate_paths(document)
+            ]
         current = registry.get(resource, name, namespace)
         if current is None:
             raise st.not_found(resource, name)
