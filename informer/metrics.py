@@ -44,7 +44,9 @@ over ``..._bucket`` work for any number of observations, and replicas add up):
   ``informer_synced``; a sharded informer (KEP-5866) also
   ``informer_shard_share`` (its share of the hash space), ``informer_shard_ranges``,
   ``informer_shard_lanes`` (its reflectors), ``informer_shard_lane_merges_total`` (lanes merged
-  into one once its ranges were quiet), ``reflector_shard_filtered_total`` (objects the
+  into one once its ranges were quiet), ``informer_shard_lane_merge_list_failures_total`` (failed
+  lists of a merge's lane), ``informer_shard_lane_merges_given_up_total`` (merges given up after
+  ``lane_merge_attempts`` of them), ``reflector_shard_filtered_total`` (objects the
   server sent outside its ranges, dropped by the hash) and
   ``reflector_shard_unfiltered_lists_total``; handler metrics add ``handler``, with
   ``informer_handler_delivery_latency_seconds`` (a sample of deliveries: the first of the changes
@@ -332,6 +334,17 @@ class InformerCollector(Collector):
             "Merges of a sharded informer's lanes into one (its ranges quiet, every lane listed).",
             labels=_INFORMER_LABELS,
         )
+        merge_failures = CounterMetricFamily(
+            "informer_shard_lane_merge_list_failures",
+            "Lists of a lane merge's reflector that failed (each a failed attempt of a merge).",
+            labels=_INFORMER_LABELS,
+        )
+        merges_given_up = CounterMetricFamily(
+            "informer_shard_lane_merges_given_up",
+            "Lane merges given up after ReflectorOptions.lane_merge_attempts failed lists "
+            "(the lanes kept, the merge tried again later).",
+            labels=_INFORMER_LABELS,
+        )
         filtered = CounterMetricFamily(
             "reflector_shard_filtered",
             "Objects outside the shard ranges the server sent all the same, dropped by the hash.",
@@ -395,6 +408,8 @@ class InformerCollector(Collector):
                 ranges.add_metric(labels, float(len(shard.shards)))
                 lanes.add_metric(labels, float(shard.lanes))
                 merges.add_metric(labels, float(shard.merges))
+                merge_failures.add_metric(labels, float(shard.merge_list_failures))
+                merges_given_up.add_metric(labels, float(shard.merges_given_up))
                 filtered.add_metric(labels, float(stats.shard_filtered))
                 unfiltered.add_metric(labels, float(stats.shard_unfiltered_lists))
             handlers = inf.handlers  # two of one name (a default one reused, twin controllers)
@@ -409,7 +424,8 @@ class InformerCollector(Collector):
         yield from counters.values()
         yield from (last_rv, since, synced, objects, cache_bytes, json_bytes, compressed, ratio)
         yield from (depth, delivered, coalesced, errors, latency)
-        yield from (share, ranges, lanes, merges, filtered, unfiltered)
+        yield from (share, ranges, lanes, merges, merge_failures, merges_given_up)
+        yield from (filtered, unfiltered)
 
     def _queue_metrics(self, queues: list[Any]) -> Iterator[Metric]:
         if not queues:

@@ -40,7 +40,10 @@ class ReflectorOptions:
     ``lane_merge_delay``: a sharded reflector (``ShardedReflector``) that holds ranges taken at
     different times in several lanes (one LIST+WATCH each) merges them into one lane once its
     ranges have not changed for this long (seconds, on ``clock``) and every lane has listed: one
-    list of their union, then one watch. None keeps every lane.
+    list of their union, then one watch. None keeps every lane. ``lane_merge_attempts``: how
+    many failed lists of that union (each after the reflector's own retries and backoff) give
+    the merge up; the lanes keep running and the merge is tried again later (see
+    ``informer.reflector._sharded``).
     """
 
     page_size: int = 500
@@ -62,6 +65,7 @@ class ReflectorOptions:
     clock: WaitClock | None = None
     compression: Compression | None = None
     lane_merge_delay: float | None = 10.0
+    lane_merge_attempts: int = 3
 
     def __post_init__(self) -> None:
         o = "ReflectorOptions"
@@ -92,6 +96,7 @@ class ReflectorOptions:
         _checks.callable_or_none(o, "transform", self.transform)
         if self.lane_merge_delay is not None:
             _checks.non_negative(o, "lane_merge_delay", self.lane_merge_delay)
+        _checks.integer(o, "lane_merge_attempts", self.lane_merge_attempts, minimum=1)
         if self.clock is not None and not (
             callable(getattr(self.clock, "now", None))
             and callable(getattr(self.clock, "sleep", None))

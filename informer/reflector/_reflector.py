@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+from collections.abc import Callable
 
 from informer import _checks
 from informer._log import get_logger
@@ -81,6 +82,9 @@ class Reflector(_Watching, _StreamingList, _PagedList):
         self.options = options or ReflectorOptions()
         self.on_deltas = on_deltas
         self.synced = asyncio.Event()
+        # told of every failure the loop recovers from (a sharded reflector counts its merging
+        # lane's failed lists), before the loop logs it and backs off
+        self._on_failure: Callable[[Exception], None] | None = None
         self._backoff = self._new_backoff()
         self._page_backoff = self._new_backoff()
         self._pages_gave_up = False
@@ -179,12 +183,17 @@ class Reflector(_Watching, _StreamingList, _PagedList):
             phase = _Phase.WATCH
         while True:
             try:
-                if phase is _Phase.LIST:
-                    stream = await self._sync()
-                    phase = _Phase.WATCH
-                    await self._watch(stream)
-                else:
-                    await self._watch(None)
+                try:
+                    if phase is _Phase.LIST:
+                        stream = await self._sync()
+                        phase = _Phase.WATCH
+                        await self._watch(stream)
+                    else:
+                        await self._watch(None)
+                except Exception as exc:
+                    if self._on_failure is not None:
+                        self._on_failure(exc)
+                    raise
             except asyncio.CancelledError:
                 raise
             except ResourceExpired as exc:

@@ -35,7 +35,22 @@ Invariant of a merge (what a handler and a reader of the store can tell):
 * an object whose RV did not change is no change: the cached instance stays, no delta;
 * freshness and read-your-writes waits keep their meaning: the store's RV only moves forward and
   never passes an RV below which a range has not seen every change;
-* the store holds exactly the objects of the ranges held, as before and after.
+* the store holds exactly the objects of the ranges held, as before and after;
+* a merge whose list fails is no change at all: the old lanes never stopped and their
+  partitions are as they were; it ends (given up, logged and counted) and is tried again later.
+
+How a merge fails:
+
+* its lane's list failing (a 5xx, a 403, a 410, a cut connection, a timeout: each after the
+  reflector's own page retries) is retried by that lane with the reflector's backoff and logged
+  by it (``lane="merging"``); ``options.lane_merge_attempts`` failed lists (in a row: it has
+  not listed in between) give the merge up: its lane stops, ``reflector.lane_merge_given_up``
+  (a warning: the lanes, the attempts, the last error's type, status and reason, when it is
+  tried again; never a message or object data), ``merges_given_up`` and
+  ``merge_list_failures`` say so;
+* the merge is tried again once quiet: after ``lane_merge_delay`` plus a delay of the
+  reflector's backoff policy, which grows with every merge failed in a row and starts again once
+  a merge is done.
 
 The merged lane's ``shardSelector`` is the union in the canonical spelling (``shards.py``).
 A server limits a selector's size (cel-go's 100,000 code points; and a request line, URL-encoded,
@@ -91,7 +106,11 @@ class ShardStats:
     merges_abandoned: int = 0
     """Merges given up before they were done, because the ranges changed meanwhile."""
     merging: bool = False
-    """A merge is under way: its lane lists or watches the union aside."""
+    """A merge is under way: waiting for quiet, or its lane lists the union aside."""
+    merge_list_failures: int = 0
+    """Lists of a merge's lane that failed (each one failed attempt of a merge)."""
+    merges_given_up: int = 0
+    """Merges given up after ``lane_merge_attempts`` failed lists (tried again later)."""
 
 
 @dataclass(eq=False)
@@ -108,6 +127,8 @@ class _Merge:
     lanes: list[_Lane]
     task: asyncio.Task[None]
     reflector: Reflector | None = None
+    failures: int = 0  # failed lists of its lane
+    error: Exception | None = None  # the last one
 
 
 class ShardedReflector(Reflector):
@@ -153,6 +174,9 @@ class ShardedReflector(Reflector):
         self._retired: dict[str, int] = dict.fromkeys(_COUNTS, 0)  # lanes that stopped
         self._merge: _Merge | None = None
         self._merges = self._merges_abandoned = 0
+        self._merge_list_failures = self._merges_given_up = 0
+        self._merge_backoff = self._new_backoff()  # the wait before a merge tried again
+        self._merge_failing = False  # the last merge was given up
         self._merge_off = False  # RVs not comparable: lanes are not merged
         self.lanes_synced = asyncio.Event()
         self._set(ShardSet(shards))
@@ -292,20 +316,24 @@ class ShardedReflector(Reflector):
                 union = union | p.shards
         return group if len(group) > 1 else []
 
-    def _maybe_merge(self) -> None:
-        """Start a merge when the lanes are quiet: running, several, all listed, none merging."""
+    def _maybe_merge(self) -> float | None:
+        """Start a merge when the lanes are quiet: running, several, all listed, none merging.
+        Returns the seconds it waits before listing (None: no merge started)."""
         delay = self.options.lane_merge_delay
         if delay is None or not self._running or self._merge is not None or self._merge_off:
-            return
+            return None
         if len(self._lanes) < 2 or not all(lane.reflector.has_synced for lane in self._lanes):
-            return
+            return None
         lanes = self._mergeable()
         if not lanes:
-            return
+            return None
+        if self._merge_failing:  # the last one failed: back off before the next
+            delay += self._merge_backoff.next_delay()
         task = asyncio.create_task(
             self._merge_lanes(lanes, delay), name=f"reflector-merge-{self.resource.plural}"
         )
         self._merge = _Merge(lanes, task)
+        return delay
 
     def _abandon_merge(self) -> None:
         merge, self._merge = self._merge, None
@@ -319,8 +347,16 @@ class ShardedReflector(Reflector):
             self._retire(merge.reflector.statistics())
             self.log.info("reflector.lane_merge_abandoned", lanes=len(merge.lanes))
 
+    def _end_aside(self, reflector: Reflector, run: asyncio.Task[None]) -> None:
+        """Stop a merge's lane that is not adopted (its counts kept)."""
+        run.cancel()
+        self._ending.add(run)
+        run.add_done_callback(self._ending.discard)
+        self._retire(reflector.statistics())
+
     async def _merge_lanes(self, lanes: list[_Lane], delay: float) -> None:
-        """Wait ``delay`` of quiet, list and watch the union aside, then merge (one step)."""
+        """Wait ``delay`` of quiet, list and watch the union aside, then merge (one step); give
+        the merge up after ``lane_merge_attempts`` failed lists (see the module docstring)."""
         clock = self.options.clock
         if delay > 0:
             await (clock.sleep(delay) if clock is not None else asyncio.sleep(delay))
@@ -342,19 +378,54 @@ class ShardedReflector(Reflector):
         )
         reflector.log = self.log.bind(shards=_describe(shards), lane="merging")
         merge.reflector = reflector
+        gave_up = asyncio.Event()
+        attempts = self.options.lane_merge_attempts
+
+        def failed(exc: Exception) -> None:  # the lane's loop caught it, before its backoff
+            if reflector.has_synced or gave_up.is_set():
+                return  # (listed: merged at the next step whatever its watch does)
+            merge.failures += 1
+            merge.error = exc
+            self._merge_list_failures += 1
+            if merge.failures >= attempts:
+                gave_up.set()
+
+        reflector._on_failure = failed
         run = asyncio.create_task(reflector.run(), name=f"reflector-lane-{self.resource.plural}")
         try:
-            await reflector.synced.wait()
+            await _first_set(reflector.synced, gave_up)
         except BaseException:
             run.cancel()
             await asyncio.wait([run])
             raise
         self._merge = None
-        self._finish_merge(lanes, reflector, aside, run)
+        reflector._on_failure = None
+        if not reflector.has_synced:
+            self._give_up_merge(merge, reflector, run)
+            return
+        self._finish_merge(lanes, reflector, aside, run, merge.failures)
         self._maybe_merge()
 
+    def _give_up_merge(self, merge: _Merge, reflector: Reflector, run: asyncio.Task[None]) -> None:
+        self._end_aside(reflector, run)
+        self._merges_given_up += 1
+        self._merge_failing = True
+        retry = self._maybe_merge()
+        self.log.warning(
+            "reflector.lane_merge_given_up",
+            lanes=len(merge.lanes),
+            attempts=merge.failures,
+            **_failure(merge.error),
+            retry_in=None if retry is None else round(retry, 3),
+        )
+
     def _finish_merge(
-        self, lanes: list[_Lane], reflector: Reflector, aside: Store, run: asyncio.Task[None]
+        self,
+        lanes: list[_Lane],
+        reflector: Reflector,
+        aside: Store,
+        run: asyncio.Task[None],
+        failed_attempts: int = 0,
     ) -> None:
         """The merge itself: synchronous, between two writes of any lane."""
         if any(lane not in self._lanes for lane in lanes):  # the ranges changed: abandoned
@@ -364,10 +435,7 @@ class ShardedReflector(Reflector):
         rv = aside.resource_version
         usable = all(p.comparable and is_comparable(p.resource_version) for p in parts)
         if not (aside.comparable and is_comparable(rv) and usable):
-            run.cancel()
-            self._ending.add(run)
-            run.add_done_callback(self._ending.discard)
-            self._retire(reflector.statistics())
+            self._end_aside(reflector, run)
             self._merge_off = True
             self.log.warning(
                 "reflector.lanes_not_merged",
@@ -389,6 +457,8 @@ class ShardedReflector(Reflector):
         reflector.on_deltas = self.on_deltas
         reflector.log = reflector.log.bind(lane="merged")
         self._merges += 1
+        self._merge_failing = False
+        self._merge_backoff.reset()
         self.log.info(
             "reflector.lanes_merged",
             lanes=len(lanes),
@@ -397,6 +467,7 @@ class ShardedReflector(Reflector):
             objects=len(partition),
             changes=len(deltas),
             rv=rv,
+            failed_attempts=failed_attempts,
             step_ms=round((time.perf_counter() - started) * 1000, 1),  # the loop held that long
         )
         reflector._emit(deltas)
@@ -442,6 +513,8 @@ class ShardedReflector(Reflector):
             merges=self._merges,
             merges_abandoned=self._merges_abandoned,
             merging=self._merge is not None,
+            merge_list_failures=self._merge_list_failures,
+            merges_given_up=self._merges_given_up,
         )
 
     def statistics(self) -> ReflectorStats:
@@ -476,6 +549,31 @@ class ShardedReflector(Reflector):
             streaming_supported=supported,
             cache=store.size(),
         )
+
+
+async def _first_set(*events: asyncio.Event) -> None:
+    """Until one of ``events`` is set."""
+    waits = [asyncio.ensure_future(event.wait()) for event in events]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
+
+
+def _failure(exc: Exception | None) -> dict[str, object]:
+    """A failed list for a log line: its type, and an API error's status and reason (never its
+    message: a server's message can quote what was sent)."""
+    if exc is None:
+        return {}
+    fields: dict[str, object] = {"error": type(exc).__name__}
+    code = getattr(exc, "code", None)
+    if isinstance(code, int) and not isinstance(code, bool):
+        fields["status"] = code
+        reason = getattr(exc, "reason", None)
+        if reason:
+            fields["reason"] = str(reason)
+    return fields
 
 
 def _describe(shards: ShardSet) -> str:
