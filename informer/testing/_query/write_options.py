@@ -53,6 +53,8 @@ class WriteOptions:
     """The decoded patch (a strategic merge patch is quoted in its strict errors)."""
     patch_problems: list[str] = field(default_factory=list)
     """The strict decoder's complaints about the patch itself (its duplicate fields)."""
+    yaml_problems: list[str] = field(default_factory=list)
+    """YAML's strict decoder's complaints about a server-side apply body (keys named twice)."""
 
     def field_problems(self, unknown: list[str]) -> list[str]:
         """The strict decoder's complaints: duplicate fields, then unknown ones."""

@@ -77,6 +77,7 @@ def apply_patch(
         if subresource:
             raise st.not_found(resource, name)
         meta["managedFields"] = [entry(manager, "Apply", resource.api_version, fields, time)]
+        _strict_yaml(options)
         return registry.create(resource, applied, namespace, options=options), True
     live: Json = json.loads(current.typed)
     entries = list(live["metadata"].get("managedFields") or [])
@@ -97,6 +98,7 @@ def apply_patch(
         others.append((existing, owned))
     if conflicts and not options.force:
         raise _conflict_error(conflicts)
+    _strict_yaml(options)
     taken = {path for _, path in conflicts}
     merged = _merge(live, applied, root_type(resource.group, resource.plural))
     still_owned: FieldSet = set()
@@ -122,6 +124,21 @@ def apply_patch(
         resource, merged, name, namespace, subresource=subresource, options=options
     )
     return updated, False
+
+
+def _strict_yaml(options: WriteOptions) -> None:
+    """Once the apply itself succeeded (its conflicts and typed conversion come first): YAML's
+    strict decoding of the body, 400 under ``fieldValidation=Strict``; under ``Warn`` a warning
+    that no client sees (its text has line breaks, and the apiserver drops such a warning)."""
+    if not options.yaml_problems:
+        return
+    error = "error converting YAML to JSON: yaml: unmarshal errors:\n  " + "\n  ".join(
+        options.yaml_problems
+    )
+    if options.field_validation == "Strict":
+        raise st.bad_request(f"error strict decoding YAML: {error}")
+    if options.field_validation == "Warn":
+        options.warnings.append(error)
 
 
 def _merge(live: Json, applied: Json, struct: Struct | None) -> Json:

@@ -30,6 +30,7 @@ __all__ = [
     "prune",
     "strict_problems",
     "type_node",
+    "typed_problems",
     "undeclared",
 ]
 
@@ -279,31 +280,67 @@ def prune(value: Any, node: Node) -> Any:
 def undeclared(value: Any, node: Node, path: str = "") -> list[str]:
     """The paths of ``value``'s fields that ``node`` does not declare, as structured-merge-diff
     writes them (``.spec.ports[port=80,protocol="TCP"].nme``, ``.spec.args[0]``)."""
+    problems = typed_problems(value, node, path, keys=False)
+    return [problem.removesuffix(": field not declared in schema") for problem in problems]
+
+
+def typed_problems(value: Any, node: Node, path: str = "", *, keys: bool = True) -> list[str]:
+    """What structured-merge-diff's typed conversion of an applied configuration refuses, in
+    the body's order: fields the type does not declare (``.spec.x: field not declared in
+    schema``) and, with ``keys``, items of a keyed list or a set named twice (``.spec.containers:
+    duplicate entries for key [name="c"]``; the list's path, the item as its keys name it)."""
     found: list[str] = []
-    _undeclared(value, node, path, found)
+    _undeclared(value, node, path, found, keys)
     return found
 
 
-def _undeclared(value: Any, node: Node, path: str, found: list[str]) -> None:
+def _undeclared(value: Any, node: Node, path: str, found: list[str], keys: bool) -> None:
     if node.fields is not None and isinstance(value, dict):
         for key, sub in value.items():
             child = node.fields.get(key)
             if child is None:
-                found.append(f"{path}.{key}")
+                found.append(f"{path}.{key}: field not declared in schema")
             elif child is not ANY and sub is not None:
-                _undeclared(sub, child, f"{path}.{key}", found)
+                _undeclared(sub, child, f"{path}.{key}", found, keys)
     elif node.values is not None and node.values is not ANY and isinstance(value, dict):
         for key, sub in value.items():
-            _undeclared(sub, node.values, f"{path}.{key}", found)
-    elif node.items is not None and node.items is not ANY and isinstance(value, list):
+            _undeclared(sub, node.values, f"{path}.{key}", found, keys)
+    elif node.items is not None and isinstance(value, list):
+        seen: set[str] = set()
         for index, item in enumerate(value):
-            _undeclared(item, node.items, f"{path}{_element(node, item, index)}", found)
+            element, keyed = _named_element(node, item, index)
+            if keys and keyed:
+                if element in seen:
+                    found.append(f"{path}: duplicate entries for key {element}")
+                seen.add(element)
+            if node.items is not ANY:
+                _undeclared(item, node.items, f"{path}{element}", found, keys)
+
+
+_KEY_DEFAULTS: Final = {"protocol": "TCP"}
+"""Defaults of list keys the apiserver's schemas declare (ports' ``protocol``): an item without
+the key is named by its default (``[containerPort=80,protocol="TCP"]``)."""
 
 
 def _element(node: Node, item: Any, index: int) -> str:
-    if node.keys and isinstance(item, dict) and all(key in item for key in node.keys):
-        return "[" + ",".join(f"{key}={_smd_value(item[key])}" for key in node.keys) + "]"
-    return f"[{index}]"
+    return _named_element(node, item, index)[0]
+
+
+def _named_element(node: Node, item: Any, index: int) -> tuple[str, bool]:
+    """An item's path element: by its keys in a keyed list (those it has, else their
+    defaults), by its value in a set, else by its index; and whether it is named (keyed)."""
+    if node.keys and isinstance(item, dict):
+        named = {
+            key: item[key] if item.get(key) is not None else _KEY_DEFAULTS.get(key)
+            for key in node.keys
+        }
+        present = {key: value for key, value in named.items() if value is not None}
+        if present:
+            listed = ",".join(f"{key}={_smd_value(v)}" for key, v in present.items())
+            return f"[{listed}]", True
+    if node.is_set and item is not None and not isinstance(item, dict | list):
+        return f"[={_smd_value(item)}]", True
+    return f"[{index}]", False
 
 
 def _smd_value(value: Any) -> str:

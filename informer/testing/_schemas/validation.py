@@ -27,7 +27,7 @@ from informer.testing._schemas.known_fields import (
     prune,
     strict_problems,
     type_node,
-    undeclared,
+    typed_problems,
 )
 from informer.testing._schemas.quantities import canonical_quantities
 from informer.testing._schemas.quantity import Quantity, QuantityError, parse_quantity
@@ -197,22 +197,23 @@ def validate_object(
 def check_applied(resource: Resource, body: Json, name: str, schema: Json | None = None) -> None:
     """Server-side apply's typed conversion of the applied configuration: a field the type
     does not declare (a built-in's published schema; a custom resource's structural
-    ``schema``) fails it whatever ``fieldValidation`` says (500 without a reason: v1.36
-    returns the error as no Status, kubernetes#139253), before any strict check."""
+    ``schema``), or an item a built-in's keyed list or set names twice (``.spec.containers:
+    duplicate entries for key [name="c"]``), fails it whatever ``fieldValidation`` says (500
+    without a reason: v1.36 returns the error as no Status, kubernetes#139253), before any
+    strict check."""
     if schema is not None:
         _, unknown = structural.prune(body, schema)
-        paths = [f".{path}" for path in unknown]
+        reasons = [f".{path}: field not declared in schema" for path in unknown]
     else:
         node = type_node(resource.group, resource.version, resource.kind)
-        paths = undeclared(body, node) if node is not None else []
-    if not paths:
+        reasons = typed_problems(body, node) if node is not None else []
+    if not reasons:
         return
     meta = body.get("metadata")
     meta = meta if isinstance(meta, dict) else {}
     where = f"{meta.get('namespace') or ''}/{meta.get('name') or name}"
     group, _, version = str(body.get("apiVersion") or resource.api_version).rpartition("/")
     gvk = f"{group}/{version}, Kind={body.get('kind') or resource.kind}"
-    reasons = [f"{path}: field not declared in schema" for path in paths]
     if len(reasons) == 1:
         listed = reasons[0]
     else:

@@ -8,6 +8,7 @@ headers as ``299 - "text"``.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -66,6 +67,8 @@ def respond(
         body += b"\n"  # every apiserver JSON answer ends with one (json.Encoder's)
     all_headers: CIMultiDict[str] = CIMultiDict(headers or {})
     for text in warnings:
+        if any(unicodedata.category(char) == "Cc" for char in text):
+            continue  # NewWarningHeader refuses control characters: the warning is dropped
         escaped = text.replace("\\", "\\\\").replace('"', '\\"')
         all_headers.add("Warning", f'299 - "{escaped}"')
     return web.Response(

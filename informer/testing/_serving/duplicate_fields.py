@@ -1,6 +1,9 @@
 """Duplicate fields of a JSON request body (``{"a":1,"a":2}``), found as the apiserver's strict
 decoder finds them, with their paths (``spec.image``, ``spec.list[0].name``): refused under
-``fieldValidation=Strict``, reported under ``Warn``. The decoded body keeps the last value."""
+``fieldValidation=Strict``, reported under ``Warn``. The decoded body keeps the last value.
+
+A server-side apply body (YAML, or JSON read as YAML) is checked by YAML's strict decoder
+instead (``yaml_duplicate_keys``), which names each repeated key by the line of its value."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from typing import Any
 
 from informer.testing._schemas.known_fields import ObjectPairs
 
-__all__ = ["duplicate_paths", "ordered_document"]
+__all__ = ["duplicate_paths", "ordered_document", "yaml_duplicate_keys"]
 
 
 def ordered_document(raw: bytes) -> Any | None:
@@ -53,3 +56,40 @@ def _walk(node: Any, path: str, found: list[str]) -> None:
     elif isinstance(node, list):
         for index, value in enumerate(node):
             _walk(value, f"{path}[{index}]", found)
+
+
+def yaml_duplicate_keys(raw: bytes) -> list[str]:
+    """go-yaml v2's strict complaints about ``raw``: ``line 5: key "image" already set in
+    map`` for each key a mapping repeats (the line of the repeated key's value), in the order
+    the decoder meets them (a value's own complaints before its key's). Nothing for a body that
+    is not YAML (the decoder has refused it already) or names no key twice."""
+    import yaml  # PyYAML comes with kubernetes_asyncio
+
+    if raw.count(b":") < 2:
+        return []
+    try:
+        root = yaml.compose(raw, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return []
+    found: list[str] = []
+    _duplicate_keys(root, found, yaml)
+    return found
+
+
+def _duplicate_keys(node: Any, found: list[str], yaml: Any) -> None:
+    if isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _duplicate_keys(item, found, yaml)
+    elif isinstance(node, yaml.MappingNode):
+        seen: set[tuple[str, str]] = set()
+        for key, value in node.value:
+            _duplicate_keys(value, found, yaml)
+            if not isinstance(key, yaml.ScalarNode):
+                continue
+            identity = (key.tag, key.value)
+            if identity in seen:
+                shown = key.value
+                if key.tag.endswith(":str"):
+                    shown = json.dumps(key.value, ensure_ascii=False)
+                found.append(f"line {value.start_mark.line + 1}: key {shown} already set in map")
+            seen.add(identity)

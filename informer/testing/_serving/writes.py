@@ -36,7 +36,11 @@ from informer.testing._serving.content import (
     encode,
     respond,
 )
-from informer.testing._serving.duplicate_fields import duplicate_paths, ordered_document
+from informer.testing._serving.duplicate_fields import (
+    duplicate_paths,
+    ordered_document,
+    yaml_duplicate_keys,
+)
 from informer.testing._storage.store import Kind
 
 __all__ = ["WriteHandler"]
@@ -259,6 +263,8 @@ class WriteHandler:
             # custom resources have no patch merge keys: the apiserver does not offer it
             raise st.unsupported_media_type(ctype, [JSON_PATCH, MERGE_PATCH, APPLY_PATCH])
         body = await decode_body(request, PATCH_TYPES)
+        if ctype == APPLY_PATCH and options.field_validation != "Ignore":
+            options.yaml_problems = yaml_duplicate_keys(await request.read())
         if ctype != APPLY_PATCH:
             options.patch_type = _PATCH_TYPES[ctype]
             options.patch = body
