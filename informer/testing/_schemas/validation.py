@@ -31,6 +31,7 @@ from informer.testing._schemas.known_fields import (
 )
 from informer.testing._schemas.quantities import canonical_quantities
 from informer.testing._schemas.quantity import Quantity, QuantityError, parse_quantity
+from informer.testing._schemas.webhook_configurations import webhook_configuration_errors
 
 __all__ = ["check_applied", "check_type", "prune_unknown", "validate_object"]
 
@@ -52,6 +53,13 @@ _LABEL_MESSAGE: Final = (
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
     "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "
     f"used for validation is '{_DNS1123_LABEL}')"
+)
+
+_WEBHOOK_CONFIGURATIONS: Final = frozenset(
+    {
+        ("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
+        ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"),
+    }
 )
 
 _ROUNDED_LISTS: Final = frozenset({"", "apps", "batch", "extensions", "storage.k8s.io"})
@@ -240,6 +248,9 @@ def _errors(resource: Resource, obj: Json) -> list[Error]:
                     errors.append(_invalid(f"{field}[{data_key}]", data_key, _config_key_message()))
     if key == ("", "pods"):
         errors.extend(_pod_spec_errors(obj.get("spec"), "spec", pod=True))
+    if key in _WEBHOOK_CONFIGURATIONS:
+        mutating = key[1] == "mutatingwebhookconfigurations"
+        errors.extend(webhook_configuration_errors(obj, mutating=mutating))
     if key in _WORKLOADS:
         spec = _mapping(obj.get("spec"))
         if key != ("batch", "jobs") and not spec.get("selector"):
