@@ -46,7 +46,8 @@ over ``..._bucket`` work for any number of observations, and replicas add up):
   ``informer_shard_lanes`` (its reflectors), ``informer_shard_lane_merges_total`` (lanes merged
   into one once its ranges were quiet), ``informer_shard_lane_merge_list_failures_total`` (failed
   lists of a merge's lane), ``informer_shard_lane_merges_given_up_total`` (merges given up after
-  ``lane_merge_attempts`` of them), ``reflector_shard_filtered_total`` (objects the
+  ``lane_merge_attempts`` of them), ``informer_shard_lane_merge_errors_total`` (merges undone by
+  an unexpected error of the merge step), ``reflector_shard_filtered_total`` (objects the
   server sent outside its ranges, dropped by the hash) and
   ``reflector_shard_unfiltered_lists_total``; handler metrics add ``handler``, with
   ``informer_handler_delivery_latency_seconds`` (a sample of deliveries: the first of the changes
@@ -345,6 +346,12 @@ class InformerCollector(Collector):
             "(the lanes kept, the merge tried again later).",
             labels=_INFORMER_LABELS,
         )
+        merge_errors = CounterMetricFamily(
+            "informer_shard_lane_merge_errors",
+            "Lane merges undone by an unexpected error of the merge step (the lanes kept, the "
+            "merge tried again later).",
+            labels=_INFORMER_LABELS,
+        )
         filtered = CounterMetricFamily(
             "reflector_shard_filtered",
             "Objects outside the shard ranges the server sent all the same, dropped by the hash.",
@@ -410,6 +417,7 @@ class InformerCollector(Collector):
                 merges.add_metric(labels, float(shard.merges))
                 merge_failures.add_metric(labels, float(shard.merge_list_failures))
                 merges_given_up.add_metric(labels, float(shard.merges_given_up))
+                merge_errors.add_metric(labels, float(shard.merge_errors))
                 filtered.add_metric(labels, float(stats.shard_filtered))
                 unfiltered.add_metric(labels, float(stats.shard_unfiltered_lists))
             handlers = inf.handlers  # two of one name (a default one reused, twin controllers)
@@ -424,7 +432,7 @@ class InformerCollector(Collector):
         yield from counters.values()
         yield from (last_rv, since, synced, objects, cache_bytes, json_bytes, compressed, ratio)
         yield from (depth, delivered, coalesced, errors, latency)
-        yield from (share, ranges, lanes, merges, merge_failures, merges_given_up)
+        yield from (share, ranges, lanes, merges, merge_failures, merges_given_up, merge_errors)
         yield from (filtered, unfiltered)
 
     def _queue_metrics(self, queues: list[Any]) -> Iterator[Metric]:

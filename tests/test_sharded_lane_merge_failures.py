@@ -1,7 +1,9 @@
 """Lane merges that fail, through real HTTP: a merge whose list of the union keeps failing (a 500,
 a 403, a 410, a connection cut mid-answer, a request timing out) is given up after
 ``lane_merge_attempts`` failed lists (logged, counted; the old lanes keep running) and tried
-again later, with the reflector's backoff.
+again later, with the reflector's backoff; an unexpected error in the merge step itself is
+contained (logged with its type, counted, the old lanes and their partitions kept, nothing
+delivered twice or lost) and the merge tried again.
 
 The invariant is in ``informer.reflector._sharded``'s docstring.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 from dataclasses import replace
 from typing import Any
@@ -17,9 +20,11 @@ from typing import Any
 import pytest
 
 from informer._log import capture_logs
+from informer.objects import KubeObject
 from informer.reflector import ShardedReflector
 from informer.resource import CONFIGMAPS
-from informer.store import Store
+from informer.shards import ShardSet, hash_value
+from informer.store import Store, StorePartition
 from informer.testing import ApiServer, Fault, RecordedRequest
 from informer.transport import Transport
 from tests.conftest import cm, wait_until
@@ -27,6 +32,7 @@ from tests.test_sharded_lane_merge import (
     FIRST,
     MERGE_AT_ONCE,
     SECOND,
+    THIRD,
     Recorded,
     caught_up,
     expected,
@@ -74,6 +80,7 @@ async def test_a_merge_whose_list_keeps_failing_is_given_up_logged_counted_and_t
                 attempts = ONE_PAGE_RETRY.lane_merge_attempts
                 assert stats.merges == 0 and stats.lanes == 2
                 assert stats.merge_list_failures >= 2 * attempts
+                assert stats.merge_errors == 0
                 # the old lanes keep the cache, meanwhile
                 server.create(CONFIGMAPS, cm("during"))
                 server.patch(CONFIGMAPS, "cm-001", {"data": {"k": "2"}}, "default")
@@ -165,4 +172,121 @@ async def test_metrics_count_the_failed_merge_lists_and_the_merges_given_up() ->
     }
     assert values["informer_shard_lane_merges_given_up_total"] >= 1
     assert values["informer_shard_lane_merge_list_failures_total"] >= 3
+    assert values["informer_shard_lane_merge_errors_total"] == 0
     assert values["informer_shard_lanes"] == 2
+
+
+async def test_an_error_in_the_merge_step_keeps_the_old_lanes_and_loses_no_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The merge step raising after the store took the merged list (the worst moment: the
+    partitions replaced, their objects changed) is undone: the old lanes and partitions go on,
+    the changes the merge brought are delivered once, by the merge tried again."""
+    real_replace = StorePartition.replace
+    injected: list[int] = []
+
+    def failing_once(self: StorePartition, *args: Any, **kwargs: Any) -> Any:
+        deltas = real_replace(self, *args, **kwargs)
+        if kwargs.get("ahead_keys", ()) != () and not injected:  # the merge's list
+            injected.append(len(deltas))
+            raise RuntimeError("injected into the merge step")
+        return deltas
+
+    async with ApiServer(bookmark_interval=0.2) as server:
+        for i in range(40):
+            server.create(CONFIGMAPS, cm(f"cm-{i:03}"))
+        with capture_logs(logging.INFO) as logs:
+            async with sharded(server, FIRST) as (reflector, seen):
+                await server.wait_for_requests(lambda r: r.verb == "watch", timeout=10)
+                server.disrupt_watches(Fault(stall=30))  # the merge brings what this lane missed
+                for i in range(40):
+                    server.patch(CONFIGMAPS, f"cm-{i:03}", {"data": {"k": "2"}}, "default")
+                store = reflector.parent_store
+                monkeypatch.setattr(StorePartition, "replace", failing_once)
+                await take(reflector, SECOND)
+                await wait_until(lambda: merged(reflector))
+                monkeypatch.undo()
+                stats = reflector.shard_statistics()
+                assert stats.merge_errors == 1 and stats.merges == 1
+                assert injected and injected[0] > 0  # it had changed objects when it failed
+                assert seen.violations == []  # nothing twice, nothing back in time
+                assert held(store) == expected(server, UNION)
+                assert seen.view == {o.key: o for o in store.list()}
+                server.create(CONFIGMAPS, cm("after"))
+                await caught_up(server, reflector)
+                assert held(store) == expected(server, UNION)
+                assert seen.view == {o.key: o for o in store.list()}
+    (failed,) = events(logs, "reflector.lane_merge_failed")
+    assert failed["log_level"] == "error" and failed["lanes"] == 2
+    assert failed["error"].startswith("RuntimeError in failing_once")
+    assert "injected" not in repr(failed)  # the message (it can quote data) is not logged
+
+
+def configmap(name: str, uid: str, rv: int, value: str = "1") -> KubeObject:
+    meta = {"name": name, "namespace": "ns", "uid": uid, "resourceVersion": str(rv)}
+    return KubeObject.from_dict(
+        {"kind": "ConfigMap", "apiVersion": "v1", "metadata": meta, "data": {"v": value}}
+    )
+
+
+def uid_in(shards: ShardSet, n: int) -> str:
+    """The n-th uid (of ``uid-<i>``) whose hash is in ``shards``."""
+    found = (f"uid-{i}" for i in range(10_000) if shards.contains(hash_value(f"uid-{i}")))
+    return next(itertools.islice(found, n, None))
+
+
+async def test_a_merge_of_partitions_that_raises_leaves_the_store_as_it_was(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store = Store()
+    store.add_index("value", lambda o: [o["data"]["v"]])
+    a, b, kept = (store.partition(s) for s in (FIRST, SECOND, THIRD))
+    a.replace([configmap(f"a{i}", uid_in(FIRST, i), 2 + i) for i in range(3)], "10")
+    b.replace([configmap(f"b{i}", uid_in(SECOND, i), 5 + i) for i in range(3)], "12")
+    # "x" was recreated into the first range: the kept partition holds its old incarnation
+    kept.replace([configmap("x", uid_in(THIRD, 0), 9)], "11")
+    listed = [
+        configmap("a0", uid_in(FIRST, 0), 14, "2"),  # changed since the partition's list
+        configmap("a1", uid_in(FIRST, 1), 3),
+        configmap("x", uid_in(FIRST, 3), 13),  # the new incarnation: taken from "kept"
+        *(configmap(f"b{i}", uid_in(SECOND, i), 5 + i) for i in range(3)),
+    ]  # a2 deleted
+    store.list(namespace="ns")  # the namespace index, built
+    waiter = asyncio.ensure_future(store.wait_for_resource_version("11"))
+    await asyncio.sleep(0)
+
+    def state() -> Any:
+        return (
+            {o.key: o for o in store.list()},
+            {v: sorted(o.key for o in store.by_index("value", v)) for v in ("1", "2")},
+            sorted(o.key for o in store.list(namespace="ns")),
+            [(p, sorted(p.keys()), p.resource_version, p.detached) for p in store.partitions],
+            store.resource_version,
+        )
+
+    before = state()
+    real_replace = StorePartition.replace
+
+    def failing(self: StorePartition, *args: Any, **kwargs: Any) -> Any:
+        real_replace(self, *args, **kwargs)  # every change made, then a failure
+        raise RuntimeError("injected")
+
+    monkeypatch.setattr(StorePartition, "replace", failing)
+    with pytest.raises(RuntimeError, match="injected"):
+        store.merge_partitions([a, b], listed, "15")
+    monkeypatch.undo()
+    assert state() == before
+    assert not waiter.done()  # (the merge had moved the store's RV to 11, then undid it)
+    # the old partitions go on as if no merge had been tried
+    assert a.apply_event("MODIFIED", configmap("a1", uid_in(FIRST, 1), 16, "2")) is not None
+    listed[1] = configmap("a1", uid_in(FIRST, 1), 16, "2")
+    merged, deltas = store.merge_partitions([a, b], listed, "17")
+    assert sorted((d.type, d.obj.key) for d in deltas) == [
+        ("added", "ns/x"),
+        ("deleted", "ns/a2"),
+        ("deleted", "ns/x"),  # (the old incarnation's tombstone)
+        ("updated", "ns/a0"),
+    ]
+    assert "ns/x" in merged.keys() and "ns/x" not in kept.keys()
+    assert a.detached and b.detached and store.partitions == [merged, kept]
+    await asyncio.wait_for(waiter, 1)

@@ -36,8 +36,9 @@ Invariant of a merge (what a handler and a reader of the store can tell):
 * freshness and read-your-writes waits keep their meaning: the store's RV only moves forward and
   never passes an RV below which a range has not seen every change;
 * the store holds exactly the objects of the ranges held, as before and after;
-* a merge whose list fails is no change at all: the old lanes never stopped and their
-  partitions are as they were; it ends (given up, logged and counted) and is tried again later.
+* a merge that fails (its list, or its step) is no change at all: the old lanes never stopped
+  and their partitions are as they were; it ends (given up or undone, logged and counted) and
+  is tried again later, and the reflector's loop goes on.
 
 How a merge fails:
 
@@ -48,9 +49,14 @@ How a merge fails:
   (a warning: the lanes, the attempts, the last error's type, status and reason, when it is
   tried again; never a message or object data), ``merges_given_up`` and
   ``merge_list_failures`` say so;
-* the merge is tried again once quiet: after ``lane_merge_delay`` plus a delay of the
-  reflector's backoff policy, which grows with every merge failed in a row and starts again once
-  a merge is done.
+* an unexpected error of the merge step itself (a bug, a broken store) is contained: the step
+  is undone as a whole (``Store.merge_partitions`` is failure-atomic: the old partitions keep
+  their objects, keys and RVs, no waiter was woken, nothing was delivered), its lane stops,
+  the old lanes go on writing, ``reflector.lane_merge_failed`` (an error: the exception's type
+  and line, never its message) and ``merge_errors`` say so;
+* either way the merge is tried again once quiet: after ``lane_merge_delay`` plus a delay of
+  the reflector's backoff policy, which grows with every merge failed in a row and starts again
+  once a merge is done. The reflector's loop is never ended by a merge.
 
 The merged lane's ``shardSelector`` is the union in the canonical spelling (``shards.py``).
 A server limits a selector's size (cel-go's 100,000 code points; and a request line, URL-encoded,
@@ -68,6 +74,7 @@ import dataclasses
 import time
 from dataclasses import dataclass
 
+from informer._log import describe_error
 from informer.pager import ListResult
 from informer.reflector._core import DeltaSink
 from informer.reflector._options import ReflectorOptions
@@ -111,6 +118,8 @@ class ShardStats:
     """Lists of a merge's lane that failed (each one failed attempt of a merge)."""
     merges_given_up: int = 0
     """Merges given up after ``lane_merge_attempts`` failed lists (tried again later)."""
+    merge_errors: int = 0
+    """Merges undone by an unexpected error of the merge step (tried again later)."""
 
 
 @dataclass(eq=False)
@@ -174,9 +183,9 @@ class ShardedReflector(Reflector):
         self._retired: dict[str, int] = dict.fromkeys(_COUNTS, 0)  # lanes that stopped
         self._merge: _Merge | None = None
         self._merges = self._merges_abandoned = 0
-        self._merge_list_failures = self._merges_given_up = 0
+        self._merge_list_failures = self._merges_given_up = self._merge_errors = 0
         self._merge_backoff = self._new_backoff()  # the wait before a merge tried again
-        self._merge_failing = False  # the last merge was given up
+        self._merge_failing = False  # the last merge was given up or failed
         self._merge_off = False  # RVs not comparable: lanes are not merged
         self.lanes_synced = asyncio.Event()
         self._set(ShardSet(shards))
@@ -403,7 +412,14 @@ class ShardedReflector(Reflector):
         if not reflector.has_synced:
             self._give_up_merge(merge, reflector, run)
             return
-        self._finish_merge(lanes, reflector, aside, run, merge.failures)
+        try:
+            self._finish_merge(lanes, reflector, aside, run, merge.failures)
+        except Exception as exc:  # past the step (which undoes itself): log and count, go on
+            if all(lane.task is not run for lane in self._lanes):  # not adopted
+                self._end_aside(reflector, run)
+            self._merge_errors += 1
+            error = describe_error(exc)
+            self.log.error("reflector.lane_merge_failed", lanes=len(lanes), error=error)
         self._maybe_merge()
 
     def _give_up_merge(self, merge: _Merge, reflector: Reflector, run: asyncio.Task[None]) -> None:
@@ -427,14 +443,32 @@ class ShardedReflector(Reflector):
         run: asyncio.Task[None],
         failed_attempts: int = 0,
     ) -> None:
-        """The merge itself: synchronous, between two writes of any lane."""
-        if any(lane not in self._lanes for lane in lanes):  # the ranges changed: abandoned
-            raise RuntimeError("a merge of lanes that changed")
+        """The merge itself: synchronous, between two writes of any lane. An error before the
+        store took the merge, or while it did (``merge_partitions`` undoes itself), keeps the
+        old lanes as they were (see the module docstring)."""
         started = time.perf_counter()
-        parts = [lane.partition for lane in lanes]
-        rv = aside.resource_version
-        usable = all(p.comparable and is_comparable(p.resource_version) for p in parts)
-        if not (aside.comparable and is_comparable(rv) and usable):
+        try:
+            if any(lane not in self._lanes for lane in lanes):  # the ranges changed: abandoned
+                raise RuntimeError("a merge of lanes that changed")
+            parts = [lane.partition for lane in lanes]
+            rv = aside.resource_version
+            usable = all(p.comparable and is_comparable(p.resource_version) for p in parts)
+            comparable = aside.comparable and is_comparable(rv) and usable
+            if comparable:
+                partition, deltas = self.parent_store.merge_partitions(parts, aside.list(), rv)
+        except Exception as exc:
+            self._end_aside(reflector, run)
+            self._merge_errors += 1
+            self._merge_failing = True
+            retry = self._maybe_merge()
+            self.log.error(
+                "reflector.lane_merge_failed",
+                lanes=len(lanes),
+                error=describe_error(exc),
+                retry_in=None if retry is None else round(retry, 3),
+            )
+            return
+        if not comparable:
             self._end_aside(reflector, run)
             self._merge_off = True
             self.log.warning(
@@ -442,7 +476,7 @@ class ShardedReflector(Reflector):
                 detail="resource versions are not comparable: lanes are kept apart",
             )
             return
-        partition, deltas = self.parent_store.merge_partitions(parts, aside.list(), rv)
+        # from here on nothing can fail but the handlers, whose errors _emit contains
         for lane in lanes:
             task = self._stop_lane(lane)
             if task is not None:
@@ -459,6 +493,8 @@ class ShardedReflector(Reflector):
         self._merges += 1
         self._merge_failing = False
         self._merge_backoff.reset()
+        step_ms = round((time.perf_counter() - started) * 1000, 1)  # the loop held that long
+        reflector._emit(deltas)
         self.log.info(
             "reflector.lanes_merged",
             lanes=len(lanes),
@@ -468,9 +504,8 @@ class ShardedReflector(Reflector):
             changes=len(deltas),
             rv=rv,
             failed_attempts=failed_attempts,
-            step_ms=round((time.perf_counter() - started) * 1000, 1),  # the loop held that long
+            step_ms=step_ms,
         )
-        reflector._emit(deltas)
 
     async def run(self, *, resume: bool = False) -> None:
         """Run every lane (and those of ranges taken later) until cancelled."""
@@ -515,6 +550,7 @@ class ShardedReflector(Reflector):
             merging=self._merge is not None,
             merge_list_failures=self._merge_list_failures,
             merges_given_up=self._merges_given_up,
+            merge_errors=self._merge_errors,
         )
 
     def statistics(self) -> ReflectorStats:

@@ -68,6 +68,7 @@ class Store(_Waiters, _Indexes):
         self._bookmarks = 0
         # a sharded informer's reflectors, each writing through its own partition
         self._partitions: builtins.list[StorePartition] = []
+        self._holding = False  # a merge of partitions under way: waiters woken once it is done
         self._replaces = 0
         self._unknown_deletes = 0
         self._index_errors = 0
@@ -288,6 +289,13 @@ class Store(_Waiters, _Indexes):
 
         Needs comparable RVs (KEP-5504) in every partition and the list; the old partitions are
         detached (their writers' late writes are ignored).
+
+        Failure-atomic: if anything raises meanwhile, the store is as it was (its contents and
+        indexes, its partitions with their keys and RVs, its RV), the old partitions attached,
+        no waiter woken, and the error propagates: their writers go on as if no merge had been
+        tried. The merge works on a copy of the contents for that (the objects by key and each
+        index: 0.8 ms per 50,000 keys, up to 5 ms for an index of many small values), and wakes
+        the waiters once it is done.
         """
         if len(parts) < 2 or any(p not in self._partitions for p in parts):
             raise ValueError("merge_partitions needs two or more of this store's partitions")
@@ -296,6 +304,42 @@ class Store(_Waiters, _Indexes):
             raise ValueError("partitions of one field and a comparable list RV are needed")
         if not all(p.comparable and p._rv_key is not None for p in parts):
             raise ValueError("every partition merged must have listed, with comparable RVs")
+        before = self._c
+        partitions = self._partitions
+        keys = [(p, p._keys if p in parts else set(p._keys)) for p in partitions]
+        rv, rv_key, progress = self._rv, self._rv_key, self._last_progress
+        self._c = _Contents(
+            dict(before.items),
+            {
+                name: {value: dict(held) for value, held in index.items()}
+                for name, index in before.indices.items()
+            },
+        )
+        self._holding = True
+        try:
+            merged = self._merge_partitions(parts, objs, resource_version)
+        except BaseException:
+            self._c = before
+            self._partitions = partitions
+            for p, held in keys:
+                p._keys = held
+                p.detached = False
+            self._rv, self._rv_key, self._last_progress = rv, rv_key, progress
+            raise
+        finally:
+            self._holding = False
+        self._wake()  # what the merge moved, once it is done
+        for key in [*self._key_waiters]:
+            self._notify_key(key)
+        return merged
+
+    def _merge_partitions(
+        self,
+        parts: builtins.list[StorePartition],
+        objs: Iterable[KubeObject],
+        resource_version: str,
+    ) -> tuple[StorePartition, builtins.list[Delta]]:
+        field = parts[0].field
         shards = ShardSet()
         for p in parts:
             shards = shards | p.shards

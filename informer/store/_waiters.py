@@ -96,6 +96,7 @@ class _Waiters:
     _seq: itertools.count[int]
     _key_waiters: dict[str, list[tuple[_KeyPredicate, asyncio.Future[KubeObject | None]]]]
     _partitions: list[StorePartition]
+    _holding: bool  # a change that may be undone is under way: no waiter is woken
 
     def _partition_of(self, namespace: str, uid: str) -> StorePartition | None:
         """The partition whose ranges hold an object of this namespace and uid (a sharded
@@ -305,7 +306,7 @@ class _Waiters:
 
     def _notify_key(self, key: str) -> None:
         waiters = self._key_waiters.get(key)
-        if not waiters:
+        if not waiters or self._holding:
             return
         obj = self._c.items.get(key)
         for pred, fut in waiters:
@@ -322,7 +323,7 @@ class _Waiters:
     def _wake(self) -> None:
         """Resolve every freshness waiter whose RV the cache has now reached."""
         heap, current = self._heap, self._rv_key
-        if current is None:
+        if current is None or self._holding:
             return
         while heap and heap[0][0] <= current:
             fut = heapq.heappop(heap)[2]
