@@ -640,6 +640,15 @@ async def test_cel_rules_with_quantities_urls_and_regular_expressions(
             "Invalid value: \"string\": failed rule: url(self).getScheme() == 'https'",
         ),
     }
+    malformed = await create(api_server, client, website("q3", image="i", memory="1 core"))
+    assert malformed.status == 422
+    assert [(c["field"], c["message"]) for c in malformed.body["details"]["causes"]] == [
+        (  # quantity() is resource.ParseQuantity, its error Go's
+            "spec.memory",
+            'Invalid value: "string": quantities must match the regular expression '
+            "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' evaluating rule: at most 1Gi",
+        )
+    ]
 
 
 async def test_bulk_loaded_custom_resources_read_defaulted(crd: ApiServer, client: Client) -> None:

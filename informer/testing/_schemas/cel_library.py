@@ -15,36 +15,16 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any, Final
 from urllib.parse import parse_qs, urlsplit
 
 from celpy import celtypes
 from celpy.evaluation import CELEvalError
 
-__all__ = ["FUNCTIONS"]
+from informer.testing._schemas.quantity import QuantityError, parse_quantity
 
-_SUFFIXES: Final = {
-    "Ki": Decimal(2) ** 10,
-    "Mi": Decimal(2) ** 20,
-    "Gi": Decimal(2) ** 30,
-    "Ti": Decimal(2) ** 40,
-    "Pi": Decimal(2) ** 50,
-    "Ei": Decimal(2) ** 60,
-    "n": Decimal("1e-9"),
-    "u": Decimal("1e-6"),
-    "m": Decimal("1e-3"),
-    "": Decimal(1),
-    "k": Decimal("1e3"),
-    "M": Decimal("1e6"),
-    "G": Decimal("1e9"),
-    "T": Decimal("1e12"),
-    "P": Decimal("1e15"),
-    "E": Decimal("1e18"),
-}
-_QUANTITY: Final = re.compile(
-    r"^([+-]?(?:\d+(?:\.\d*)?|\.\d+))(?:(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|([eE][+-]?\d+))?$"
-)
+__all__ = ["FUNCTIONS"]
 
 
 class Quantity:
@@ -57,26 +37,21 @@ class Quantity:
 
 
 def _parse_quantity(text: str) -> Quantity | None:
-    match = _QUANTITY.match(text)
-    if match is None:
-        return None
-    number, suffix, exponent = match.groups()
     try:
-        value = Decimal(number)
-        if exponent:
-            value *= Decimal(10) ** int(exponent[1:])
-        else:
-            value *= _SUFFIXES[suffix or ""]
-    except (InvalidOperation, ValueError):
+        parsed = parse_quantity(text)
+    except QuantityError:
         return None
-    return Quantity(value)
+    return Quantity(Decimal(parsed.unscaled).scaleb(parsed.exponent))
 
 
-def _quantity(text: Any) -> Quantity:
-    parsed = _parse_quantity(str(text))
-    if parsed is None:
-        raise ValueError(f"quantities must match the regular expression: {text}")
-    return parsed
+def _quantity(text: Any) -> Any:
+    """``quantity(s)``: ``resource.ParseQuantity`` exactly (``"1.G"``, ``"+"`` and ``"0.1n"``
+    parse); a malformed one is an evaluation error worded as Go's parser words it."""
+    try:
+        parsed = parse_quantity(str(text))
+    except QuantityError as error:
+        return CELEvalError(str(error), ValueError, (str(text),))
+    return Quantity(Decimal(parsed.unscaled).scaleb(parsed.exponent))
 
 
 def _number(other: Any) -> Decimal:
