@@ -192,8 +192,11 @@ class LeaderElector:
         called (sync or async), exactly once per term. That teardown always completes: a
         cancellation of ``run`` that arrives while a term is ending waits for it, then
         propagates. If the task raises, leadership is given up (the Lease released) and the
-        exception propagates. Cancelling ``run`` ends the term the same way, then releases the
-        Lease.
+        exception propagates: the caller reports it (a ``Manager`` logs it once, naming the
+        part: ``manager.part_failed``); the election logs only that the term ended
+        (``leader_election.stopped_leading``, a warning, ``reason="leader_work_failed"``; a
+        term that ends because the Lease was lost says ``reason="lease_lost"``). Cancelling
+        ``run`` ends the term the same way, then releases the Lease.
         """
         if self.state is not ElectionState.STOPPED:
             raise RuntimeError("this LeaderElector is already running")
@@ -212,7 +215,9 @@ class LeaderElector:
                     work = asyncio.create_task(on_started_leading())
                 await self._renew_until_lost(work)
                 self._set_state(ElectionState.FOLLOWING)
-                self._log.warning("leader_election.stopped_leading", term=self.terms)
+                self._log.warning(
+                    "leader_election.stopped_leading", term=self.terms, reason="lease_lost"
+                )
                 in_term = False
                 await self._end_term(work, on_stopped_leading)
                 work = None
@@ -347,7 +352,11 @@ class LeaderElector:
         if work is not None and work.done() and not work.cancelled():
             exc = work.exception()
             if exc is not None:
-                self._log.error("leader_election.leader_work_failed", error=type(exc).__name__)
+                # not an error line: the failure is raised to run()'s caller, which reports it
+                # (a Manager logs it once, naming the part: manager.part_failed)
+                self._log.warning(
+                    "leader_election.stopped_leading", term=self.terms, reason="leader_work_failed"
+                )
                 raise exc
 
     async def _bounded(self, deadline: float) -> _Attempt:
