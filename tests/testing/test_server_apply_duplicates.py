@@ -125,3 +125,79 @@ async def test_an_applied_list_naming_an_item_twice_fails_the_typed_conversion(
         prefix + '.metadata.finalizers: duplicate entries for key [="example.com/x"]',
     ]
     assert (await client.get(api_server, POD)).status == 404
+
+
+async def test_an_applied_custom_resource_naming_a_keyed_item_twice_is_refused(
+    api_server: ApiServer, client: Client
+) -> None:
+    item = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "port": {"type": "integer"}},
+    }
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {
+                    "ports": {
+                        "type": "array",
+                        "x-kubernetes-list-type": "map",
+                        "x-kubernetes-list-map-keys": ["name"],
+                        "items": item,
+                    },
+                    "tags": {
+                        "type": "array",
+                        "x-kubernetes-list-type": "set",
+                        "items": {"type": "string"},
+                    },
+                },
+            }
+        },
+    }
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gates.example.com"},
+        "spec": {
+            "group": "example.com",
+            "names": {"plural": "gates", "singular": "gate", "kind": "Gate"},
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": schema},
+                }
+            ],
+        },
+    }
+    made = await client.request(
+        api_server, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd
+    )
+    assert made.status == 201, made.text
+    gate = {
+        "apiVersion": "example.com/v1",
+        "kind": "Gate",
+        "metadata": {"name": "g", "namespace": "default"},
+        "spec": {
+            "ports": [{"name": "http", "port": 80}, {"name": "http", "port": 8080}],
+            "tags": ["a", "b", "a"],
+        },
+    }
+
+    async with client.http.patch(
+        api_server.url + "/apis/example.com/v1/namespaces/default/gates/g",
+        data=json.dumps(gate),
+        params={"fieldManager": "tester"},
+        headers={"Content-Type": APPLY},
+    ) as response:
+        status, body = response.status, await response.json()
+
+    assert status == 500
+    assert body["message"] == (
+        "failed to create typed patch object (default/g; example.com/v1, Kind=Gate): errors:\n"
+        '  .spec.ports: duplicate entries for key [name="http"]\n'
+        '  .spec.tags: duplicate entries for key [="a"]'
+    )

@@ -28,6 +28,8 @@ __all__ = [
     "ObjectPairs",
     "definition_node",
     "prune",
+    "schema_duplicates",
+    "smd_value",
     "strict_problems",
     "type_node",
     "typed_problems",
@@ -336,14 +338,14 @@ def _named_element(node: Node, item: Any, index: int) -> tuple[str, bool]:
         }
         present = {key: value for key, value in named.items() if value is not None}
         if present:
-            listed = ",".join(f"{key}={_smd_value(v)}" for key, v in present.items())
+            listed = ",".join(f"{key}={smd_value(v)}" for key, v in present.items())
             return f"[{listed}]", True
     if node.is_set and item is not None and not isinstance(item, dict | list):
-        return f"[={_smd_value(item)}]", True
+        return f"[={smd_value(item)}]", True
     return f"[{index}]", False
 
 
-def _smd_value(value: Any) -> str:
+def smd_value(value: Any) -> str:
     """structured-merge-diff's ``value.ToString``: strings quoted, numbers and booleans bare."""
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -352,3 +354,55 @@ def _smd_value(value: Any) -> str:
     if value is None:
         return "null"
     return str(value)
+
+
+def schema_duplicates(value: Any, schema: Any, path: str = "") -> list[str]:
+    """``typed_problems``' duplicate items for a value described by a structural schema (a
+    custom resource's): items of an ``x-kubernetes-list-type: map`` list named twice by their
+    ``x-kubernetes-list-map-keys`` (a missing key by its ``default``), values of a ``set``."""
+    found: list[str] = []
+    _schema_duplicates(value, schema, path, found)
+    return found
+
+
+def _schema_duplicates(value: Any, schema: Any, path: str, found: list[str]) -> None:
+    if not isinstance(schema, dict):
+        return
+    if isinstance(value, dict):
+        props = schema.get("properties")
+        props = props if isinstance(props, dict) else {}
+        extra = schema.get("additionalProperties")
+        for key, sub in value.items():
+            child = props.get(key, extra if key not in props else None)
+            if sub is not None:
+                _schema_duplicates(sub, child, f"{path}.{key}", found)
+        return
+    items = schema.get("items")
+    if not isinstance(value, list) or not isinstance(items, dict):
+        return
+    list_type = schema.get("x-kubernetes-list-type")
+    keys = sorted(str(k) for k in schema.get("x-kubernetes-list-map-keys") or ())
+    found_props = items.get("properties")
+    item_props: dict[str, Any] = found_props if isinstance(found_props, dict) else {}
+    seen: set[str] = set()
+    for index, item in enumerate(value):
+        element = f"[{index}]"
+        named = False
+        if list_type == "map" and keys and isinstance(item, dict):
+            present: dict[str, Any] = {}
+            for key in keys:
+                given = item.get(key)
+                if given is None:
+                    given = (item_props.get(key) or {}).get("default")
+                if given is not None:
+                    present[key] = given
+            if present:
+                listed = ",".join(f"{k}={smd_value(v)}" for k, v in present.items())
+                element, named = f"[{listed}]", True
+        elif list_type == "set" and item is not None and not isinstance(item, dict | list):
+            element, named = f"[={smd_value(item)}]", True
+        if named:
+            if element in seen:
+                found.append(f"{path}: duplicate entries for key {element}")
+            seen.add(element)
+        _schema_duplicates(item, items, f"{path}{element}", found)

@@ -25,6 +25,7 @@ from informer.testing._schemas.go_format import go_print
 from informer.testing._schemas.known_fields import (
     object_meta_node,
     prune,
+    schema_duplicates,
     strict_problems,
     type_node,
     typed_problems,
@@ -205,13 +206,17 @@ def validate_object(
 def check_applied(resource: Resource, body: Json, name: str, schema: Json | None = None) -> None:
     """Server-side apply's typed conversion of the applied configuration: a field the type
     does not declare (a built-in's published schema; a custom resource's structural
-    ``schema``), or an item a built-in's keyed list or set names twice (``.spec.containers:
-    duplicate entries for key [name="c"]``), fails it whatever ``fieldValidation`` says (500
-    without a reason: v1.36 returns the error as no Status, kubernetes#139253), before any
-    strict check."""
+    ``schema``), or an item a keyed list or a set names twice (``.spec.containers: duplicate
+    entries for key [name="c"]``; a custom resource's by its schema's list types), fails it
+    whatever ``fieldValidation`` says (500 without a reason: v1.36 returns the error as no
+    Status, kubernetes#139253), before any strict check."""
     if schema is not None:
         _, unknown = structural.prune(body, schema)
         reasons = [f".{path}: field not declared in schema" for path in unknown]
+        meta, meta_node = body.get("metadata"), object_meta_node()
+        if isinstance(meta, dict) and meta_node is not None:
+            reasons += [r for r in typed_problems(meta, meta_node, ".metadata") if "duplicate" in r]
+        reasons += schema_duplicates({k: v for k, v in body.items() if k != "metadata"}, schema)
     else:
         node = type_node(resource.group, resource.version, resource.kind)
         reasons = typed_problems(body, node) if node is not None else []
