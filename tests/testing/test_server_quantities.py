@@ -242,3 +242,27 @@ async def test_container_resources_negative_fractional_or_above_their_limit_are_
         (at(3, "requests[gpu]"), not_standard),
     ]
     assert reply.body["message"].startswith('Pod "over" is invalid: [spec.containers[0]')
+
+
+async def test_the_qos_class_compares_cpu_and_memory_by_value(
+    api_server: ApiServer, client: Client
+) -> None:
+    both = {"cpu": "1", "memory": "1Gi"}
+    equal = resources(limits=both, requests={"cpu": "+1", "memory": "1024Mi"})  # "+1" is kept
+    classes = {
+        "guaranteed": pod("guaranteed", equal, resources(limits=both)),
+        "burstable": pod("burstable", equal, resources(limits={"cpu": "1"})),
+        "storage-only": pod("storage-only", resources(limits={"ephemeral-storage": "1Gi"})),
+        "zero": pod("zero", resources(requests={"cpu": "0", "memory": "0"})),
+    }
+
+    created = {
+        name: await client.request(api_server, "POST", PODS, body) for name, body in classes.items()
+    }
+
+    assert {name: reply.body["status"]["qosClass"] for name, reply in created.items()} == {
+        "guaranteed": "Guaranteed",
+        "burstable": "Burstable",
+        "storage-only": "BestEffort",  # only cpu and memory count
+        "zero": "BestEffort",
+    }

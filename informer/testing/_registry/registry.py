@@ -51,6 +51,7 @@ from informer.testing._registry.defaults import (
 )
 from informer.testing._schemas.apply_types import register_schema_types
 from informer.testing._schemas.custom_resources import CustomResourceSchema
+from informer.testing._schemas.quantity import Quantity, QuantityError, parse_quantity
 from informer.testing._schemas.validation import check_type, validate_object
 from informer.testing._storage.history import History
 from informer.testing._storage.store import Change, Kind, StoredObject
@@ -292,18 +293,54 @@ def _structural(schema: Json) -> bool:
 
 
 def _qos_class(spec: Any) -> str:
-    """The pod QoS class of a pod spec (BestEffort, Burstable or Guaranteed)."""
-    containers = (spec or {}).get("containers") or [] if isinstance(spec, dict) else []
-    resources = [c.get("resources") or {} for c in containers if isinstance(c, dict)]
-    if not any(r.get("requests") or r.get("limits") for r in resources):
+    """The pod QoS class of a pod spec, as ``GetPodQOS`` computes it: from the non-zero cpu
+    and memory requests and limits of its containers and init containers, summed per resource
+    and compared by value; Guaranteed when every container limits both and requests equal
+    limits, BestEffort when nothing is requested or limited, else Burstable."""
+    spec = spec if isinstance(spec, dict) else {}
+    requests: dict[str, Quantity] = {}
+    limits: dict[str, Quantity] = {}
+    guaranteed = True
+    for key in ("containers", "initContainers"):
+        for container in spec.get(key) or []:
+            if not isinstance(container, dict):
+                continue
+            resources = container.get("resources") or {}
+            limited: set[str] = set()
+            for kind, totals in (("requests", requests), ("limits", limits)):
+                for name, text in (resources.get(kind) or {}).items():
+                    amount = _amount(text) if name in ("cpu", "memory") else None
+                    if amount is None or amount.sign() <= 0:
+                        continue
+                    totals[name] = _sum(totals.get(name), amount)
+                    if kind == "limits":
+                        limited.add(name)
+            if not limited >= {"cpu", "memory"}:
+                guaranteed = False
+    if not requests and not limits:
         return "BestEffort"
-    guaranteed = all(
-        r.get("limits")
-        and set(r["limits"]) >= {"cpu", "memory"}
-        and all((r.get("requests") or r["limits"]).get(k) == v for k, v in r["limits"].items())
-        for r in resources
-    )
-    return "Guaranteed" if guaranteed else "Burstable"
+    if guaranteed:
+        for name, wanted in requests.items():
+            limit = limits.get(name)
+            if limit is None or limit.compare(wanted) != 0:
+                guaranteed = False
+    return "Guaranteed" if guaranteed and len(requests) == len(limits) else "Burstable"
+
+
+def _amount(text: Any) -> Quantity | None:
+    try:
+        return parse_quantity(text) if isinstance(text, str) else None
+    except QuantityError:
+        return None
+
+
+def _sum(total: Quantity | None, amount: Quantity) -> Quantity:
+    if total is None:
+        return amount
+    low = min(total.exponent, amount.exponent)
+    unscaled = total.unscaled * 10 ** (total.exponent - low)
+    unscaled += amount.unscaled * 10 ** (amount.exponent - low)
+    return Quantity(int(unscaled), low, "DecimalSI")
 
 
 class Registry:
