@@ -93,9 +93,15 @@ def _quantity(value: Any, *, in_map: bool = False, milli: bool = False) -> Any:
         text = json.dumps(value, separators=(",", ":"))
     else:
         text = repr(value) if isinstance(value, float) else str(value)
-    parsed = parse_quantity(text)
-    printed = canonical(round_up(parsed, -3) if milli else parsed)
+    printed = _printed(text, milli)
     return value if printed == value else printed
+
+
+@functools.lru_cache(maxsize=4096)
+def _printed(text: str, milli: bool) -> str:
+    """The stored form of a quantity written as ``text`` (few distinct ones: cached)."""
+    parsed = parse_quantity(text)
+    return canonical(round_up(parsed, -3) if milli else parsed)
 
 
 @functools.cache
