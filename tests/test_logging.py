@@ -25,7 +25,7 @@ SECRET_VALUE = "aHVudGVyMi1zM2NyM3Q="
 SCRIPT = textwrap.dedent(
     """
     import asyncio, logging, sys
-    from informer import CONFIGMAPS, Informer, ReflectorOptions
+    from informer import CONFIGMAPS, BackoffPolicy, Informer, ReflectorOptions
     from informer.testing import ApiServer, Fault
     from informer.transport import Transport
 
@@ -33,7 +33,8 @@ SCRIPT = textwrap.dedent(
         async with ApiServer() as server:
             server.faults.add(Fault(verb="list", status=403))  # reflector.api_error: a warning
             api = server.api_client()
-            options = ReflectorOptions(list_strategy="list")
+            # the 403 is retried after a millisecond, not the default 0.8-1.6 s
+            options = ReflectorOptions(list_strategy="list", backoff=BackoffPolicy(initial=0.001))
             try:
                 async with Informer(Transport(api), CONFIGMAPS, options=options) as inf:
                     failed = asyncio.Event()
