@@ -10,6 +10,9 @@ from __future__ import annotations
 import re
 import signal
 import sys
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 
 import pexpect
 import pyte
@@ -103,8 +106,16 @@ def assert_whole_columns(header: list[str], body: list[list[str]], width: int) -
     assert all(cell for row in body for cell in row), body  # no column squeezed to nothing
 
 
-@pytest.mark.parametrize("size", SIZES)
-def test_demo_view_fits_the_terminal_with_no_stale_copies(size: tuple[int, int]) -> None:
+@dataclass
+class DemoView:
+    """One demo run's terminal: its exit status and everything it showed."""
+
+    columns: int
+    status: int
+    lines: list[str]
+
+
+def run_demo_view(size: tuple[int, int]) -> DemoView:
     # info logs: records are printed while the view is live, above it
     terminal = Terminal(
         "demo",
@@ -119,8 +130,26 @@ def test_demo_view_fits_the_terminal_with_no_stale_copies(size: tuple[int, int])
         size=size,
     )
     terminal.wait_for("every cache equals")
-    assert terminal.end() == 0
-    lines = terminal.everything()
+    status = terminal.end()
+    return DemoView(terminal.columns, status, terminal.everything())
+
+
+@pytest.fixture(scope="module")
+def demo_views() -> Iterator[dict[tuple[int, int], Future[DemoView]]]:
+    """The demo's runs at every size, started together when the first test asks (3 s each, one
+    after the other before); each is read by its own thread, so neither waits on a full pty."""
+    sizes = [param.values[0] for param in SIZES]
+    with ThreadPoolExecutor(len(sizes)) as pool:
+        yield {size: pool.submit(run_demo_view, size) for size in sizes}
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_demo_view_fits_the_terminal_with_no_stale_copies(
+    demo_views: dict[tuple[int, int], Future[DemoView]], size: tuple[int, int]
+) -> None:
+    terminal = demo_views[size].result(timeout=120)
+    assert terminal.status == 0
+    lines = terminal.lines
     assert all(len(line) <= terminal.columns for line in lines)
     assert sum("╭─ informer demo" in line for line in lines) == 1, "\n".join(lines)
     assert any(re.search(r"\b(reflector|controller)\.\w+", line) for line in lines)  # logs too
