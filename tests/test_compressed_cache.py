@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import pickle
 import threading
+import uuid
 from typing import Any
 
 import msgspec
@@ -369,7 +370,7 @@ def _cm(i: int) -> dict[str, Any]:
 
 @pytest.mark.parametrize("strategy", ["list", "stream"])
 @pytest.mark.parametrize("transform", [None, DropFields("metadata.managedFields")])
-async def test_a_list_and_the_watch_pack_objects_as_they_arrive(
+async def test_a_list_packs_objects_as_they_arrive_and_the_watch_soon_after(
     strategy: str, transform: DropFields | None
 ) -> None:
     compression = Compression(min_objects=8, train_objects=16)
@@ -399,7 +400,11 @@ async def test_a_list_and_the_watch_pack_objects_as_they_arrive(
             assert ("managedFields" in cm["metadata"]) == (transform is None)
             written = server.create(CONFIGMAPS, _cm(99))
             got = await inf.wait_for_write(written, timeout=10)
-            assert got is not None and got.compressed  # packed on the event's path
+            # applied as it came (its own bytes, not a view of the network read), then packed
+            # in place by the store's background task
+            assert got is not None and type(got._raw) is bytes
+            await inf.store.compact()
+            assert got.compressed and inf.store.get_by_key(got.key) is got
             assert got["data"] == written["data"]
             before = {o.key: o for o in inf.store.list()}
             await inf.stop()  # started again, it relists an unchanged set: the same instances
@@ -476,12 +481,67 @@ def test_a_watch_line_for_a_packing_store_decodes_as_any_other(line: bytes) -> N
     obj = _pod("p", "a", 7, 1, "web", '"object": in an image', item=False)
     full = line % obj
     plain = _decode_line(full, 0)
-    packable = _decode_line(full, 0, None, True)
-    assert plain is not None and packable is not None
-    assert (packable.type, packable.object.key) == (plain.type, plain.object.key)
-    got = packable.object
-    got._settle()  # what the packer does with an object it does not pack
-    assert type(got._raw) is bytes
-    assert got.to_dict() == plain.object.to_dict() == msgspec.json.decode(obj)
-    assert got.raw == plain.object.raw and got.uid == plain.object.uid
-    assert dict(got.labels) == dict(plain.object.labels)
+    assert plain is not None
+    # as bytes, and as the watch stream hands a packing store's lines: a view of the read
+    for line_given in (full, memoryview(b"xx" + full + b"\n")[2:-1]):
+        packable = _decode_line(line_given, 0, None, True)
+        assert packable is not None
+        assert (packable.type, packable.object.key) == (plain.type, plain.object.key)
+        got = packable.object
+        assert type(got._raw) is bytes  # its own bytes: applied to the store as it is
+        assert got.to_dict() == plain.object.to_dict() == msgspec.json.decode(obj)
+        assert got.raw == plain.object.raw and got.uid == plain.object.uid
+        assert dict(got.labels) == dict(plain.object.labels)
+
+
+async def test_a_watch_waits_for_the_packing_once_its_backlog_of_plain_objects_is_full() -> None:
+    """Objects applied plain (a watch's) are packed by the background task; past a bound of
+    waiting objects ``room`` waits until the task has brought the backlog under it."""
+    store = Store(compression=Compression(min_objects=4, train_objects=16, batch=5))
+    packer = store._packer
+    assert packer is not None
+    for i in range(8):
+        store.apply_event(
+            "ADDED", KubeObject.from_raw(_pod(f"p{i}", "a", 10 + i, i, "web", "x", False))
+        )
+    await store.compact()  # trained, every object packed
+    assert packer.codec is not None and not packer.backlogged
+    for i in range(8, 200):
+        store.apply_event(
+            "ADDED", KubeObject.from_raw(_pod(f"p{i}", "a", 10 + i, i, "web", "y", False))
+        )
+    assert packer.backlogged  # 192 plain objects wait: more than 4 batches of 5
+    await packer.room()
+    assert not packer.backlogged
+    plain = sum(not o.compressed for o in store.list())
+    assert plain <= 4 * 5 + 5  # those waiting, and the batch in the worker thread
+    await store.compact()
+    assert all(o.compressed for o in store.list())
+    store.close()
+
+
+@given(
+    st.one_of(
+        st.uuids().map(str),
+        st.uuids().map(lambda u: str(u).upper()),
+        st.uuids().map(lambda u: u.hex),
+        st.uuids().map(lambda u: " " + str(u)[1:]),
+        st.uuids().map(lambda u: "0x" + str(u)[2:]),
+        st.uuids().map(lambda u: str(u)[:8] + "_" + str(u)[9:]),
+        st.text(max_size=40),
+    )
+)
+def test_a_packed_uid_reads_back_exactly_whatever_its_text(uid: str) -> None:
+    from informer.objects._uid import uid_text, uid_value
+
+    held = uid_value(uid)
+    assert uid_text(held) == uid
+    assert isinstance(held, int) == (str(uuid.UUID(uid)) == uid if _is_uuid(uid) else False)
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        uuid.UUID(text)
+    except ValueError:
+        return False
+    return True

@@ -55,7 +55,8 @@ Known = Callable[[str, str], "KubeObject | None"]
 """``known(key, resource_version)``: the cached object with that key and RV, else None."""
 
 _OBJECT_EVENTS = frozenset(("ADDED", "MODIFIED", "DELETED"))
-_STORED_EVENTS = frozenset(("ADDED", "MODIFIED"))
+# what an ADDED or MODIFIED line of the apiserver's starts with (``_from_event_line_to_pack``)
+_PACK_PREFIXES = {t: b'{"type":"%s","object":' % t.encode() for t in ("ADDED", "MODIFIED")}
 _NO_LABELS: dict[str, str] = {}  # read-only (``labels`` is a proxy): shared by unlabelled objects
 
 
@@ -261,14 +262,14 @@ class KubeObject(_Base, gc=False, eq=False):
         return event.type, cls(bytes(line), form, key, m.resource_version)
 
     @classmethod
-    def _from_event_line_to_pack(cls, line: bytes) -> tuple[str, KubeObject] | None:
+    def _from_event_line_to_pack(cls, line: bytes | memoryview) -> tuple[str, KubeObject] | None:
         """``from_event_line`` for a store that packs its objects: an ADDED or MODIFIED object
-        holds its slice of the line (no copy; the packer compresses it before the line goes,
-        ``_settle`` copies it otherwise), its uid and labels decoded in the same pass. None
-        when the line is not of the apiserver's shape, ``{"type":"T","object":{...}}``, with
-        no other member and ``object`` once (counted as decoded: ``_PackEventHead``; a scan of
-        the line for ``"object":`` cost 3.7 us of an 8 KB Pod and missed ``"object" :``); then
-        ``from_event_line`` decodes it.
+        holds its own copy of its member of the line (``line`` may be a view of the network
+        read: one copy, as ``from_event_line`` makes of the line), its uid and labels decoded
+        in the same pass. None when the line is not of the apiserver's shape,
+        ``{"type":"T","object":{...}}``, with no other member and ``object`` once (counted as
+        decoded: ``_PackEventHead``; a scan of the line for ``"object":`` cost 3.7 us of an
+        8 KB Pod and missed ``"object" :``); then ``from_event_line`` decodes it.
         """
         before = next(_event_heads)
         try:
@@ -278,24 +279,21 @@ class KubeObject(_Base, gc=False, eq=False):
         if next(_event_heads) != before + 2:  # "object" twice at the top (or another thread's)
             return None
         type_ = event.type
-        if type_ not in _STORED_EVENTS or not line.startswith(b'{"type":"'):
+        prefix = _PACK_PREFIXES.get(type_)  # {"type":"T","object":
+        if prefix is None:
             return None
-        start = 9 + len(type_) + 11  # after {"type":"T","object":
+        start = len(prefix)
         end = len(line)
         while end and line[end - 1] in b" \t\r\n":
             end -= 1
-        if (
-            line[9 : start - 11] != type_.encode()
-            or line[start - 11 : start] != b'","object":'
-            or line[end - 2 : end] != b"}}"
-        ):
+        if line[:start] != prefix or line[end - 2 : end] != b"}}":
             return None
         head = event.object
         m = head.metadata or _NO_PACK_META
         lazy = _LazyMeta(m.uid, m.labels or _NO_LABELS, m.deletion_timestamp)
         name, ns = m.name, m.namespace
         form = form_of(OBJECT, head.kind or "", head.api_version or "", ns)
-        data: Any = memoryview(line)[start : end - 1]
+        data = bytes(line[start : end - 1])
         return type_, cls(data, form, f"{ns}/{name}" if ns else name, m.resource_version, lazy)
 
     @classmethod
@@ -426,26 +424,41 @@ class KubeObject(_Base, gc=False, eq=False):
             return _raw_event_decoder.decode(raw).object, True
         return raw, form.code == OBJECT
 
-    def _pack_in_place(self, data: bytes, codec: Codec, lazy: _LazyMeta | _PackedMeta) -> None:
+    def _pack_in_place(
+        self,
+        data: bytes,
+        codec: Codec,
+        lazy: _LazyMeta | _PackedMeta,
+        forms: tuple[_Form, _Packed] | None = None,
+    ) -> None:
         """Hold ``data`` (``_object_bytes()`` compressed by ``codec``) with ``lazy`` (its uid
-        and labels, decoded before: the hot paths never decompress).
+        and labels, decoded before: the hot paths never decompress). ``forms``: what
+        ``_pack_forms(self._form, codec)`` gives (a batch computes it once per form).
 
         In place, not a new instance: handlers, the memo of decodes and indexes keep the same
         object (equal before and after: the same JSON), and the key, RV and struct stay where
         they are (replacing them left the old small objects' holes in the heap). Only on the
         event loop's thread; readers elsewhere see the old pair or the new one (``_state``).
         """
-        inner = self._form
-        if inner.code == PACKED:
-            inner = inner.inner  # type: ignore[attr-defined]
-        elif inner.code == LINE:  # its object member was packed: complete
-            inner = form_of(OBJECT, inner.kind, inner.api_version, inner.namespace)
+        busy, packed = forms or KubeObject._pack_forms(self._form, codec)
         if not isinstance(lazy, _PackedMeta):  # the uid of a UUID as its 128-bit int
             lazy = _PackedMeta(uid_value(lazy.uid), lazy.labels, lazy.deletion_timestamp)
         self._lazy = lazy
-        self._form = form_of(BUSY, inner.kind, inner.api_version, inner.namespace)
+        self._form = busy
         self._raw = data
-        self._form = packed_form(inner, codec)
+        self._form = packed
+
+    @staticmethod
+    def _pack_forms(form: _Form, codec: Codec) -> tuple[_Form, _Packed]:
+        """The forms an object of ``form`` goes through when ``codec`` packs it in place: BUSY,
+        then packed (of the plain form: a watch line's object member is a complete object)."""
+        inner = form
+        if inner.code == PACKED:
+            inner = inner.inner  # type: ignore[attr-defined]
+        elif inner.code == LINE:
+            inner = form_of(OBJECT, inner.kind, inner.api_version, inner.namespace)
+        busy = form_of(BUSY, inner.kind, inner.api_version, inner.namespace)
+        return busy, packed_form(inner, codec)
 
     def _settle(self) -> None:
         """An object that kept its slice of a page or line (``_to_pack_items``,

@@ -19,8 +19,6 @@ from informer.store import Delta
 from informer.transforms import DropFields
 from informer.transport import WatchEvent, WatchStream
 
-_STORED = frozenset(("ADDED", "MODIFIED"))
-
 
 class _ServerWentBackwards(Exception):
     """Events or bookmarks older than the cache, again and again: the server's RVs went back."""
@@ -77,8 +75,6 @@ class _Watching(_ReflectorCore):
                 packer = self._packing()
                 async for batch in stream.batches():
                     seen += len(batch)
-                    if packer is not None:  # packed before they are applied (in place)
-                        await packer([e.object for e in batch if e.type in _STORED])
                     self._consecutive_too_large = 0
                     deltas: list[Delta] = []
                     try:  # the changes of one network read go to the handlers at once
@@ -88,6 +84,10 @@ class _Watching(_ReflectorCore):
                                 deltas.append(delta)
                     finally:
                         self._emit(deltas)
+                    if packer is not None and packer.backlogged:
+                        # applied plain, packed by the store's background task in batches in
+                        # the worker thread: past a bound of plain objects, wait for it
+                        await packer.room()
         except WatchIdleTimeout as exc:
             # Silent for idle_timeout: a stuck proxy or a half-dead connection, or only a quiet
             # resource (servers send bookmarks only after a change newer than the watch's

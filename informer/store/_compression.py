@@ -9,18 +9,25 @@ equal label sets share one dict). Everything else decompresses on access, throug
 recent full decodes (``informer.objects``): ``obj["spec"]`` then ``obj["status"]`` decompress
 once.
 
-When: as objects arrive, before they reach the cache (``_Packer.__call__``, the reflector's
+When: a list's objects as they arrive, before they reach the cache (the reflector's
 ``PagePacking``). A list's page is decoded into objects that keep their slice of the page (no
 copy of their bytes) with uid and labels decoded in the same pass; the page is compressed (in a
 worker thread for a page of large objects: zstd releases the GIL, and the next page, requested
 before, arrives meanwhile) and each object packed; then the page goes. A plain copy of the list
 is never held: the peak is a page. The dictionary is trained on the first ``min_objects``
 objects of the first list (those gathered until then are held plain for that long, then packed
-with the rest); a streaming list's initial events and a watch's events are packed the same way
-before they are applied. A relist keeps the cached instance of every unchanged object (same key
-and RV), packed already.
+with the rest); a streaming list's initial events are packed the same way before they are
+applied. A relist keeps the cached instance of every unchanged object (same key and RV), packed
+already.
 
-What stays cold, packed later by a background task: objects that arrived before a dictionary
+A watch's objects are applied as they come (each its own copy of its bytes, uid and labels
+decoded with its head) and packed soon after by the background task, in batches compressed in
+the worker thread while the loop applies the next events: packing them before applying them
+put zstd's time on the loop, and a watch fill ran at half the rate of a plain cache. The plain
+share is bounded: past ``_BACKLOG_BATCHES`` batches (or ``_BACKLOG_BYTES``) waiting, the watch
+waits for the task (``room``).
+
+The background task also packs what stays cold: objects that arrived before a dictionary
 (a cache below ``min_objects``, filled by a watch), objects a transform function on dicts made
 (after the list), objects written to the store directly (``apply_event`` from tests), and the
 re-encoding after a retraining. Every packing is IN PLACE: the instance's ``_raw`` and
@@ -42,12 +49,16 @@ import asyncio
 import builtins
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from informer._log import get_logger
 from informer._malloc import trim as _trim
 from informer._zstd import ZstdCodec, available
 from informer.errors import ConfigurationError
 from informer.objects import KubeObject, _Form
+from informer.objects._forms import ITEM, PACKED, _Packed
+from informer.objects._uid import uid_value
+from informer.objects._wire import _PackedMeta
 
 _log = get_logger("informer.store")
 
@@ -93,16 +104,21 @@ class Compression:
 
 class _Packer:
     """The compression of one store's objects (see the module docstring): on the paths that
-    bring objects in (``__call__``, the ``PagePacking`` of lists and watch events), and a
+    bring objects in (``__call__``, the ``PagePacking`` of lists), and a
     background task for the cold ones (``note``, ``note_all``)."""
 
     def __init__(self, options: Compression, items: Callable[[], dict[str, KubeObject]]) -> None:
         self.options = options
         self._items = items  # the store's current contents (swapped by replace)
         self.codec: ZstdCodec | None = None
-        self._pending: builtins.list[str] = []
+        # the keys whose objects wait for the background task (a dict: a key changed again and
+        # again while it waits is there once), and the JSON of an object the last batch packed
+        # (how many bytes they hold, about)
+        self._pending: dict[str, None] = {}
+        self._size_per_object = 0
         self._scan = False  # look at every key (after a replace or a training)
         self._task: asyncio.Task[None] | None = None
+        self._stepped: asyncio.Future[None] | None = None  # what ``room`` waits for
         self._training: asyncio.Future[None] | None = None
         # the ratio of the first window of objects packed after a training (objects it was not
         # trained on: the training set itself compresses far better than any other would)
@@ -123,7 +139,7 @@ class _Packer:
         self, objs: builtins.list[KubeObject], gathered: Collection[KubeObject] = ()
     ) -> None:
         """Pack ``objs`` in place (those the current codec has not packed): a list's page as
-        it arrives, a streaming list's or a watch's events before they are applied.
+        it arrives, a streaming list's initial events before they are applied.
 
         ``gathered``: the objects of the same list so far (not in the cache yet; may include
         ``objs``: a streaming list's initial objects). The
@@ -150,7 +166,9 @@ class _Packer:
 
     # -- what the store calls --------------------------------------------------------------
     def note(self, key: str) -> None:
-        self._pending.append(key)
+        """The object at ``key`` changed and is plain: packed by the background task (a watch's
+        objects: applied as they came, compressed in batches in the worker thread)."""
+        self._pending[key] = None
         if self._task is None:
             self._kick()
 
@@ -159,6 +177,31 @@ class _Packer:
         self._pending.clear()
         if self._task is None:
             self._kick()
+
+    @property
+    def backlogged(self) -> bool:
+        """Whether more plain objects wait for the background task than a watch may add to
+        before it waits (``room``): the bound on the plain bytes the cache holds meanwhile."""
+        waiting = len(self._pending)
+        return (
+            waiting > _BACKLOG_BATCHES * self.options.batch
+            or waiting * self._size_per_object > _BACKLOG_BYTES
+            or (self._scan and self._task is not None)
+        )
+
+    async def room(self) -> None:
+        """Until the background task has brought the backlog under its bound (or stopped: a
+        cache too small to train holds its few objects plain, a failure leaves them so)."""
+        while self.backlogged and self._task is not None:
+            stepped = self._stepped
+            if stepped is None:
+                stepped = self._stepped = asyncio.get_running_loop().create_future()
+            await stepped
+
+    def _step_done(self) -> None:
+        stepped, self._stepped = self._stepped, None
+        if stepped is not None and not stepped.done():
+            stepped.set_result(None)
 
     def close(self) -> None:
         task, self._task = self._task, None
@@ -214,7 +257,9 @@ class _Packer:
                 if not self._work_left():
                     break
                 await self._step()
+                self._step_done()
         finally:
+            self._step_done()
             if self._freed >= _TRIM_AFTER:
                 self._freed = 0
                 await self._call(_trim)
@@ -224,69 +269,102 @@ class _Packer:
         if self.codec is None:
             await self._train([*self._items().values()])
             return
-        await self._pack(self._take_batch(self.options.batch))
+        opts = self.options
+        if (
+            opts.in_thread
+            and not self._scan
+            and len(self._pending) < opts.batch // 4
+            and len(self._pending) * self._size_per_object < _THREAD_BYTES
+        ):
+            # a few objects: let a watch's next ones join them (one batch is one handoff to
+            # the worker thread and back, each a wait for the GIL while the loop is busy)
+            await asyncio.sleep(_GATHER_SECONDS)
+        await self._pack(self._take_batch(opts.batch), background=True)
 
     def _take_batch(self, n: int) -> builtins.list[KubeObject]:
         """Up to ``n`` objects the cache holds that the current codec has not packed."""
         items = self._items()
         if self._scan:
             self._scan = False
-            self._pending = [*items]
+            self._pending = dict.fromkeys(items)
         pending = self._pending
         current = self.codec
         out: builtins.list[KubeObject] = []
+        pop = pending.popitem
+        append = out.append
         while pending and len(out) < n:
-            obj = items.get(pending.pop())
-            if obj is None or (current is not None and obj._packed_by(current)):
+            obj = items.get(pop()[0])
+            if obj is None:
                 continue
-            out.append(obj)
+            form = obj._form
+            if form.code == PACKED and form.codec is current:  # type: ignore[attr-defined]
+                continue
+            append(obj)
         return out
 
-    async def _pack(self, objs: Sequence[KubeObject]) -> None:
+    async def _pack(self, objs: Sequence[KubeObject], background: bool = False) -> None:
         """Compress those of ``objs`` the current codec has not packed (in a worker thread
-        when they are many: zstd releases the GIL) and pack each in place."""
+        when they are many, and always for the background task: zstd releases the GIL, and
+        the loop applies the watch's next events meanwhile) and pack each in place.
+
+        (Every object a watch brings goes through here: comprehensions, one set of forms per
+        form of the batch, no method per object but ``_pack_in_place``.)"""
         codec = self.codec
         assert codec is not None
-        todo: builtins.list[tuple[KubeObject, _Form]] = []
-        raws: builtins.list[bytes] = []
-        size_in = 0
-        for obj in objs:
-            form = obj._form
-            if obj._packed_by(codec):
-                continue
-            raw, _ = obj._object_bytes()
-            obj._meta()  # the uid and labels, while the bytes are plain
-            todo.append((obj, form))
-            raws.append(raw)
-            size_in += len(raw)
+        # (the loop's thread, the only writer: ``_raw`` and ``_form`` read directly are a pair)
+        todo = [o for o in objs if not ((f := o._form).code == PACKED and f.codec is codec)]  # type: ignore[attr-defined]
         if not todo:
             return
-        if self.options.in_thread and size_in >= _THREAD_BYTES:
+        forms = [o._form for o in todo]
+        raws: builtins.list[Any] = [
+            o._raw if f.code <= ITEM else o._object_bytes()[0]  # a line's object member
+            for o, f in zip(todo, forms, strict=True)
+        ]
+        for o in todo:
+            if o._lazy is None:
+                o._meta()  # the uid and labels, while the bytes are plain
+        size_in = sum(map(len, raws))
+        if self.options.in_thread and (background or size_in >= _THREAD_BYTES):
             out = await asyncio.to_thread(_compress_all, codec, raws)
         else:
             out = _compress_all(codec, raws)
-        if codec is not self.codec:
+        if self._retrained(codec):
             return  # retrained meanwhile: the scan after the training packs them
         shared = self.labels
         if len(shared) > 2 * len(self._items()) + 1024:  # label sets of objects long gone
             shared.clear()
-        size_in = size_out = n = 0
-        for (obj, form), raw, data in zip(todo, raws, out, strict=True):
+        share = shared.setdefault
+        steps: dict[_Form, tuple[_Form, _Packed]] = {}
+        meta = _PackedMeta
+        pack_forms = KubeObject._pack_forms
+        n = skipped = 0
+        for obj, form, data, raw in zip(todo, forms, out, raws, strict=True):
             if obj._form is not form:
-                continue  # packed meanwhile (another path, a newer codec)
-            lazy = obj._meta()
+                skipped += len(raw)  # packed meanwhile (another path, a newer codec)
+                continue
+            lazy: Any = obj._lazy
             labels = lazy.labels
             if labels:
-                same = shared.setdefault(tuple(labels.items()), labels)
-                if same is not labels:
-                    lazy = type(lazy)(lazy.uid, same, lazy.deletion_timestamp)  # type: ignore[arg-type]
-            obj._pack_in_place(data, codec, lazy)
-            size_in += len(raw)
-            size_out += len(data)
+                labels = share(tuple(labels.items()), labels)
+            uid = lazy.uid
+            step = steps.get(form)
+            if step is None:
+                step = steps[form] = pack_forms(form, codec)
+            obj._pack_in_place(
+                data,
+                codec,
+                meta(uid if type(uid) is int else uid_value(uid), labels, lazy.deletion_timestamp),
+                step,
+            )
             n += 1
+        size_in -= skipped
         self.packed += n
         self._freed += size_in
-        self._window(size_in, size_out, n)
+        self._size_per_object = size_in // max(n, 1)
+        self._window(size_in, sum(map(len, out)), n)
+
+    def _retrained(self, codec: ZstdCodec) -> bool:
+        return self.codec is not codec
 
     async def _train(self, objs: Sequence[KubeObject]) -> None:
         """A dictionary from up to ``train_objects`` of ``objs`` (evenly sampled); one
@@ -353,10 +431,20 @@ class _Packer:
 
 _THREAD_BYTES = 1 << 20
 """Compress in a worker thread from this many bytes on (a page of a list of large objects:
-the next page arrives meanwhile); fewer on the loop (a watch's batch: the handoff to a thread
-and back costs more than it overlaps)."""
+the next page arrives meanwhile); fewer on the loop (a streaming list's events: the handoff to a
+thread and back costs more than it overlaps). The background task always uses the thread."""
 
 _TRIM_AFTER = 8 << 20
+
+_GATHER_SECONDS = 0.005
+"""How long the background task lets a few noted objects wait for more (a watch's next
+reads) before it hands them to the worker thread."""
+
+_BACKLOG_BYTES = 16 << 20
+_BACKLOG_BATCHES = 4
+"""A watch waits (``_Packer.room``) once more than this many bytes of JSON, or batches of
+objects, wait plain for the background task: the cache's plain share stays bounded however
+fast events come (2,048 objects at the default batch: 16 MB of 8 KB Pods)."""
 
 
 def _compress_all(codec: ZstdCodec, raws: builtins.list[bytes]) -> builtins.list[bytes]:

@@ -245,15 +245,17 @@ def _decode_last_line(
 
 
 def _decode_line(
-    line: bytes, offset: int, trim: Trim | None = None, pack: bool = False
+    view: bytes | memoryview, offset: int, trim: Trim | None = None, pack: bool = False
 ) -> WatchEvent | None:
     """One watch line, decoded once into the event type and the object the store keeps
     (``trim``: cut from the object's bytes in that decode; ``pack``: for a store that packs
     its objects, ``KubeObject._from_event_line_to_pack``)."""
     if pack and trim is None:
-        packable = KubeObject._from_event_line_to_pack(line)
+        packable = KubeObject._from_event_line_to_pack(view)
         if packable is not None and packable[1]._rv:
             return WatchEvent(packable[0], packable[1])  # type: ignore[arg-type]
+    # (``view``: a view of the network read for a packing store, ``WatchStream``)
+    line = view if type(view) is bytes else bytes(view)
     try:
         if trim is None:
             kind, obj = KubeObject.from_event_line(line)

@@ -159,6 +159,7 @@ class WatchStream:
         trim = self.trim
         pack = self.pack
         parts: list[bytes] = []
+        line: bytes | memoryview
         pending = 0  # bytes in parts
         offset = 0  # stream offset of the line being assembled
         try:
@@ -174,6 +175,9 @@ class WatchStream:
                 self.bytes_read += len(chunk)
                 start = 0
                 batch: list[WatchEvent] = []
+                # for a packing store a line is a view of the read (its object copies its own
+                # member out of it: one copy of the bytes, not the line's and then the object's)
+                view = memoryview(chunk) if pack and trim is None else None
                 while True:
                     nl = chunk.find(b"\n", start)
                     if nl < 0:
@@ -195,6 +199,8 @@ class WatchStream:
                         line = b"".join(parts)
                         parts.clear()
                         pending = 0
+                    elif view is not None:
+                        line = view[start:nl]
                     else:
                         line = chunk[start:nl]
                     try:
