@@ -290,3 +290,30 @@ async def test_a_merge_of_partitions_that_raises_leaves_the_store_as_it_was(
     assert "ns/x" in merged.keys() and "ns/x" not in kept.keys()
     assert a.detached and b.detached and store.partitions == [merged, kept]
     await asyncio.wait_for(waiter, 1)
+
+
+async def test_ranges_taken_again_are_not_listed_older_than_what_the_handlers_saw() -> None:
+    """A range given up after one of its objects was deleted, then taken again while a replica
+    serves lists 8 revisions old: the new lane's first list is asked not older than what the
+    lanes had seen (NotOlderThan), so the stale answer is refused and the deleted object does
+    not come back (no key goes back in time)."""
+    async with ApiServer(bookmark_interval=0.2) as server:
+        names = [f"cm-{i:03}" for i in range(40)]
+        for name in names:
+            server.create(CONFIGMAPS, cm(name))
+        async with sharded(server, FIRST | SECOND) as (reflector, seen):
+            gone = next(k for k in expected(server, FIRST))  # one object of the first range
+            server.delete(CONFIGMAPS, gone.split("/")[1], "default")
+            for name in names[:6]:  # later changes, so that the list below is older than them
+                if f"default/{name}" != gone:
+                    server.patch(CONFIGMAPS, name, {"data": {"k": "2"}}, "default")
+            await caught_up(server, reflector)
+            assert gone not in held(reflector.parent_store)
+            reflector.set_shards(SECOND)
+            seen.follow(SECOND)
+            server.faults.add(Fault(verb="list", page=1, list_lag=8, times=1))
+            await take(reflector, FIRST)
+            assert seen.violations == []  # the deleted object was not added again
+            assert gone not in held(reflector.parent_store)
+            assert held(reflector.parent_store) == expected(server, UNION)
+            assert reflector.statistics().stale_lists >= 1

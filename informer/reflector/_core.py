@@ -86,6 +86,13 @@ class _ReflectorCore:
     _probe_before_watch: bool
     _stream_timeout: int
     _warned_not_comparable: bool
+    _list_floor: str
+
+    def _not_older_than(self) -> str:
+        """The RV a list must not be older than: the cache's, or before the first list the
+        floor the reflector was given (a sharded reflector's lane taken later: what the other
+        lanes have seen), "" for none."""
+        return self.store.resource_version or self._list_floor
 
     @property
     def has_synced(self) -> bool:

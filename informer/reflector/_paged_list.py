@@ -31,7 +31,7 @@ class _PagedList(_ReflectorCore):
             return None, None
         if restart_rv is not None:
             return restart_rv, "NotOlderThan"
-        last = self.store.resource_version
+        last = self._not_older_than()
         if last:
             return last, "NotOlderThan"
         if self.options.initial_list == "any":
@@ -97,7 +97,7 @@ class _PagedList(_ReflectorCore):
                 self._shards_unfiltered("list", result.unfiltered_pages)
             elif self.shard_selector is not None and not self._send_shards:
                 items = [o for o in items if not self._out_of_shards(o)]
-            last = self.store.resource_version
+            last = self._not_older_than()
             if self._is_older(result.resource_version, last):
                 if not consistent:
                     self._counters.stale_lists += 1

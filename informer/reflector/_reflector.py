@@ -104,6 +104,10 @@ class Reflector(_Watching, _StreamingList, _PagedList):
         self._probe_before_watch = False
         self._stream_timeout = 0
         self._warned_not_comparable = False
+        # before the first list: the RV it must not be older than (set by a sharded reflector
+        # for a lane taken later, so that a lagging replica cannot bring back what the other
+        # lanes saw deleted); "" for none
+        self._list_floor = ""
         self.log = get_logger("informer.reflector").bind(
             resource=resource.group_resource,
             namespace=namespace or "",

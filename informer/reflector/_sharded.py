@@ -5,7 +5,10 @@ each with its own store partition (``informer.store.StorePartition``) and its ``
 on every LIST, continue page, streaming list and WATCH. So changing the ranges on a running
 reflector lists and watches only the change:
 
-* ranges taken: a new lane lists and watches them; nothing else is asked again;
+* ranges taken: a new lane lists and watches them; nothing else is asked again. Its first list
+  is asked not older than the highest RV a lane has seen (``NotOlderThan``, verified as a
+  relist's), so a lagging replica cannot bring back, for a range held before, an object the
+  handlers saw deleted (no key goes back in time across a range given up and taken again);
 * ranges given up: their objects leave the store (no deltas: they were not deleted); a lane left
   with no range stops, a lane left with some restarts its watch from its RV with the narrower
   selector, without listing again.
@@ -81,7 +84,7 @@ from informer.reflector._options import ReflectorOptions
 from informer.reflector._reflector import Reflector
 from informer.reflector._stats import ReflectorStats, StreamingState
 from informer.resource import Resource
-from informer.resource_version import is_comparable
+from informer.resource_version import is_comparable, rv_sort_key
 from informer.shards import ShardField, ShardSelector, ShardSet
 from informer.store import Store, StorePartition
 from informer.transport import Transport
@@ -187,6 +190,7 @@ class ShardedReflector(Reflector):
         self._merge_backoff = self._new_backoff()  # the wait before a merge tried again
         self._merge_failing = False  # the last merge was given up or failed
         self._merge_off = False  # RVs not comparable: lanes are not merged
+        self._seen_rv = ""  # the highest RV of a lane that stopped (given up, or merged)
         self.lanes_synced = asyncio.Event()
         self._set(ShardSet(shards))
 
@@ -234,6 +238,7 @@ class ShardedReflector(Reflector):
                     self._ending.add(ending)
                     ending.add_done_callback(self._ending.discard)
                 self._retire(lane.reflector.statistics())
+                self._note_seen(lane.partition)
                 self._dropped += self.parent_store.drop_partition(lane.partition)
                 self._lanes.remove(lane)
                 continue
@@ -254,7 +259,20 @@ class ShardedReflector(Reflector):
         self._shard_set = held if held else None
         self._check_synced()
 
+    def _note_seen(self, partition: StorePartition) -> None:
+        """A lane stops: keep the RV its partition had seen (see ``_highest_seen``)."""
+        self._seen_rv = _higher(self._seen_rv, partition.resource_version)
+
+    def _highest_seen(self) -> str:
+        """The highest RV any lane has seen (its changes may have reached the handlers): a new
+        lane's first list must not be older. "" when none, or the RVs are not comparable."""
+        floor = self._seen_rv
+        for lane in self._lanes:
+            floor = _higher(floor, lane.partition.resource_version)
+        return floor if self.parent_store.comparable else ""
+
     def _new_lane(self, shards: ShardSet) -> _Lane:
+        floor = self._highest_seen()  # (before the new partition: it has seen nothing)
         partition = self.parent_store.partition(shards, self.field)
         reflector = Reflector(
             self.transport,
@@ -268,6 +286,7 @@ class ShardedReflector(Reflector):
             shard_selector=ShardSelector.of(shards, self.field),
         )
         reflector.log = reflector.log.bind(shards=_describe(shards))
+        reflector._list_floor = floor
         return _Lane(partition, reflector)
 
     # -- running -------------------------------------------------------------------------------
@@ -483,6 +502,7 @@ class ShardedReflector(Reflector):
                 self._ending.add(task)
                 task.add_done_callback(self._ending.discard)
             self._retire(lane.reflector.statistics())
+            self._note_seen(lane.partition)
         at = min(self._lanes.index(lane) for lane in lanes)
         kept = [lane for lane in self._lanes if lane not in lanes]
         merged = _Lane(partition, reflector, run)
@@ -610,6 +630,13 @@ def _failure(exc: Exception | None) -> dict[str, object]:
         if reason:
             fields["reason"] = str(reason)
     return fields
+
+
+def _higher(a: str, b: str) -> str:
+    """The higher of two RVs, ignoring "" and RVs that are not comparable."""
+    if not is_comparable(b):
+        return a
+    return b if not a or rv_sort_key(b) > rv_sort_key(a) else a
 
 
 def _describe(shards: ShardSet) -> str:

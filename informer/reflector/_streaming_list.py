@@ -66,7 +66,8 @@ class _StreamingList(_ReflectorCore):
         )
 
     async def _stream_sync(self) -> WatchStream:
-        last = self.store.resource_version
+        listed = self.store.resource_version
+        last = self._not_older_than()
         self._stream_timeout = self._watch_timeout()
         stream = self.transport.watch(
             self.resource,
@@ -117,7 +118,7 @@ class _StreamingList(_ReflectorCore):
                             if unfiltered:
                                 self._shards_unfiltered("streaming list")
                             self._apply_list(
-                                list(initial.values()), rv, bool(last) or self.has_synced, True
+                                list(initial.values()), rv, bool(listed) or self.has_synced, True
                             )
                             stream.idle_timeout = normal_idle
                             stream.unread(batch[i + 1 :])  # the watch goes on with them
