@@ -42,6 +42,15 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def terminal_env() -> dict[str, str]:
+    """The command's environment on the pseudo-terminal: its size is the terminal's alone (a
+    COLUMNS or LINES exported to the suite, as pytest-xdist's workers have, would override it)."""
+    env = {**cli_env(), "TERM": "xterm-256color"}
+    env.pop("COLUMNS", None)
+    env.pop("LINES", None)
+    return env
+
+
 class Terminal:
     """A child process on a pseudo-terminal and everything a terminal would show of it."""
 
@@ -51,7 +60,7 @@ class Terminal:
             sys.executable,
             ["-m", "informer", *args],
             cwd=str(REPO_ROOT),
-            env={**cli_env(), "TERM": "xterm-256color"},
+            env=terminal_env(),
             dimensions=(self.rows, self.columns),
             encoding="utf-8",
             timeout=timeout,
