@@ -208,6 +208,8 @@ async def list_all(
                 ahead.add_done_callback(_retrieve)
             raise
         if ahead is None:
+            if pack is not None:
+                await pack.drain()  # no object keeps its slice of a page past here
             return ListResult(items, list_rv, pages, unfiltered, dropped)
         try:
             page = await ahead

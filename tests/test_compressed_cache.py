@@ -153,6 +153,7 @@ async def _replay(ops: list[tuple[Any, ...]]) -> None:
                 events = [KubeObject.from_event_line(line) for _ in (plain, packed)]
                 if rv % 2 and type_ != "DELETED":  # packed on the event's path, before applying
                     await packer([events[1][1]])
+                    await packer.drain()
                 got = [s.apply_event(*e) for s, e in zip((plain, packed), events, strict=True)]
                 assert (got[0] is None) == (got[1] is None)
                 if got[0] is not None and got[1] is not None:
@@ -177,6 +178,7 @@ async def _replay(ops: list[tuple[Any, ...]]) -> None:
                         half = len(objs) // 2  # two pages: the second with the first gathered
                         await packer(objs[:half])
                         await packer(objs[half:], objs[:half])
+                        await packer.drain()
                         assert all(type(o._raw) is bytes for o in objs)  # no slice kept
                     else:
                         objs = KubeObject._from_list_items(raws, "Pod", "v1", known, trim)
@@ -545,3 +547,38 @@ def _is_uuid(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+async def test_a_lists_pages_are_packed_while_the_next_ones_arrive_a_few_at_most() -> None:
+    """``packer(page)`` returns with the page's compression under way (in the worker thread);
+    past ``_PAGES_AHEAD`` pages under way it waits for the oldest; ``drain`` waits for all."""
+    from informer.store import _compression
+
+    store = Store(compression=Compression(min_objects=4, train_objects=16))
+    packer = store._packer
+    assert packer is not None
+    big = "x" * 12_000  # pages of 1 MB and more: compressed in the worker thread
+    pages = [
+        KubeObject._from_list_items(
+            [_pod(f"p{p}-{i}", "a", 10 + i, i, "web", big, True) for i in range(100)], "Pod", "v1"
+        )
+        for p in range(_compression._PAGES_AHEAD + 2)
+    ]
+    await packer(pages[0])  # trains, then the page is under way
+    await packer.drain()
+    assert all(o.compressed for o in pages[0])
+    release = threading.Event()
+    blocker = _compression._in_thread(release.wait)  # the compression thread is busy
+    for page in pages[1 : _compression._PAGES_AHEAD + 1]:
+        await packer(page)  # under way: returns
+    late = asyncio.ensure_future(packer(pages[-1]))
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert not late.done()  # one page too many under way: it waits
+    assert not any(o.compressed for page in pages[1:] for o in page)
+    release.set()
+    await blocker
+    await late
+    await packer.drain()
+    assert all(o.compressed and type(o._raw) is bytes for page in pages for o in page)
+    store.close()

@@ -113,10 +113,15 @@ def _drop_unused(table: dict[Any, Any]) -> None:
 class PagePacking(Protocol):
     """What packs a list's objects as they arrive (``informer.store``'s packer): a page built for
     it keeps each new item's slice of the page (no copy) with its uid and labels decoded, and
-    ``await packing(objs)`` compresses them and packs them in place before the page is gone."""
+    ``await packing(objs)`` compresses them and packs them in place before the page is gone
+    (in the background while the next pages are decoded: ``await packing.drain()`` before the
+    list's objects reach the cache)."""
 
     labels: dict[tuple[tuple[str, str], ...], dict[str, str]]
     """Equal label sets share one dict (the Pods of a ReplicaSet: about 1 KB per Pod less)."""
 
     async def __call__(self, objs: list[KubeObject], gathered: Collection[KubeObject] = ()) -> None:
         """Pack ``objs`` (``gathered``: the same list's objects so far)."""
+
+    async def drain(self) -> None:
+        """Until every page given is packed (or its objects have their own bytes)."""

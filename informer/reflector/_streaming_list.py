@@ -102,9 +102,11 @@ class _StreamingList(_ReflectorCore):
                     for i, event in enumerate(batch):
                         obj = event.object
                         if event.type == "BOOKMARK":
-                            if packer is not None and fresh:
-                                await packer(fresh, initial.values())
-                                fresh = []
+                            if packer is not None:
+                                if fresh:
+                                    await packer(fresh, initial.values())
+                                    fresh = []
+                                await packer.drain()
                             if not event.initial_events_end:
                                 raise _StreamUnsupported(
                                     "a bookmark without the initial-events mark"

@@ -47,6 +47,9 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import collections
+import concurrent.futures
+import threading
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -119,6 +122,7 @@ class _Packer:
         self._scan = False  # look at every key (after a replace or a training)
         self._task: asyncio.Task[None] | None = None
         self._stepped: asyncio.Future[None] | None = None  # what ``room`` waits for
+        self._inflight: collections.deque[asyncio.Future[None]] = collections.deque()
         self._training: asyncio.Future[None] | None = None
         # the ratio of the first window of objects packed after a training (objects it was not
         # trained on: the training set itself compresses far better than any other would)
@@ -146,20 +150,46 @@ class _Packer:
         dictionary is trained here once ``objs``, ``gathered`` and the cache hold
         ``min_objects`` (the objects gathered plain until then are packed with them). No item
         keeps its slice of the page: those not packed get their own bytes.
+
+        Returns once the page is on its way: its compression (in the worker thread) and
+        packing overlap the next page's decoding on the loop, ``_PAGES_AHEAD`` pages at most
+        (the peak stays a few pages); ``drain`` waits for them all (before the list reaches
+        the cache).
         """
-        try:
-            if self.codec is None:
+        if self.codec is None:
+            try:
                 items = self._items()
                 if len(objs) + len(gathered) + len(items) < self.options.min_objects:
-                    return
+                    raise _Plain
                 if gathered:
                     for o in gathered:
                         o._settle()
                     objs = [*gathered, *objs]
                 await self._train([*items.values(), *objs])  # the cache's and these
                 if self.codec is None:
+                    raise _Plain
+            except BaseException as exc:
+                for o in objs:
+                    o._settle()
+                if isinstance(exc, _Plain):
                     return
+                raise
+        inflight = self._inflight
+        inflight.append(asyncio.ensure_future(self._pack_page(objs)))
+        while len(inflight) > _PAGES_AHEAD:
+            await inflight.popleft()
+
+    async def drain(self) -> None:
+        """Until every page handed to ``__call__`` is packed (or given its own bytes)."""
+        inflight = self._inflight
+        while inflight:
+            await inflight.popleft()
+
+    async def _pack_page(self, objs: builtins.list[KubeObject]) -> None:
+        try:
             await self._pack(objs)
+        except Exception as exc:  # never lose a list over compression: its objects stay plain
+            _log.error("store.compression_failed", error=type(exc).__name__, detail=str(exc))
         finally:
             for o in objs:
                 o._settle()
@@ -247,7 +277,7 @@ class _Packer:
 
     async def _call(self, fn: Callable[..., object], *args: object) -> object:
         if self.options.in_thread:
-            return await asyncio.to_thread(fn, *args)
+            return await _in_thread(fn, *args)
         await asyncio.sleep(0)  # one batch per step: the loop's other work goes in between
         return fn(*args)
 
@@ -310,7 +340,8 @@ class _Packer:
         (Every object a watch brings goes through here: comprehensions, one set of forms per
         form of the batch, no method per object but ``_pack_in_place``.)"""
         codec = self.codec
-        assert codec is not None
+        if codec is None:
+            return  # retraining (a list's page packed after): the scan after it packs them
         # (the loop's thread, the only writer: ``_raw`` and ``_form`` read directly are a pair)
         todo = [o for o in objs if not ((f := o._form).code == PACKED and f.codec is codec)]  # type: ignore[attr-defined]
         if not todo:
@@ -325,7 +356,7 @@ class _Packer:
                 o._meta()  # the uid and labels, while the bytes are plain
         size_in = sum(map(len, raws))
         if self.options.in_thread and (background or size_in >= _THREAD_BYTES):
-            out = await asyncio.to_thread(_compress_all, codec, raws)
+            out = await _in_thread(_compress_all, codec, raws)
         else:
             out = _compress_all(codec, raws)
         if self._retrained(codec):
@@ -447,11 +478,36 @@ objects, wait plain for the background task: the cache's plain share stays bound
 fast events come (2,048 objects at the default batch: 16 MB of 8 KB Pods)."""
 
 
+class _Plain(Exception):
+    """(``_Packer.__call__``: no dictionary yet, the objects stay plain.)"""
+
+
+_PAGES_AHEAD = 2
+"""Pages of a list whose compression may still run while the next one is decoded."""
+
+_executor: concurrent.futures.ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+
+
+def _in_thread(fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+    """``fn(*args)`` in THE compression thread: one for the process, so every store's zstd
+    work (a list's pages, the watches' batches, trainings) takes one core at most, and the
+    event loop's thread keeps the other (two jobs at once in the default executor's threads
+    took both cores from the loop on a 2-core machine)."""
+    global _executor
+    if _executor is None:
+        with _executor_lock:
+            if _executor is None:
+                _executor = concurrent.futures.ThreadPoolExecutor(1, "informer-compression")
+    return asyncio.get_running_loop().run_in_executor(_executor, fn, *args)
+
+
 def _compress_all(codec: ZstdCodec, raws: builtins.list[bytes]) -> builtins.list[bytes]:
     return codec.compress_many(raws)
 
 
 def _train(samples: builtins.list[bytes], size: int, level: int) -> tuple[ZstdCodec, float]:
     codec = ZstdCodec.train(samples, size, level)
-    total = sum(len(s) for s in samples) or 1
-    return codec, sum(len(codec.compress(s)) for s in samples) / total  # logged only
+    some = samples[:: max(1, len(samples) // 50)]  # logged only: 50 samples tell it
+    total = sum(len(s) for s in some) or 1
+    return codec, sum(len(c) for c in codec.compress_many(some)) / total
