@@ -67,9 +67,9 @@ class Served:
         return created
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """One server per test module (tests use their own namespaces, which start empty: the
+    """One server for the CLI tests (each uses namespaces of its own, which start empty: the
     commands' object counts are the tests' own objects, without kube-root-ca.crt)."""
     kubeconfig = tmp_path_factory.mktemp("served") / "kubeconfig"
     process = subprocess.Popen(

@@ -30,6 +30,16 @@ async def run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, 
     return process.returncode, out.decode(), err.decode()
 
 
+_HELP: dict[tuple[str, ...], tuple[int, str, str]] = {}
+
+
+async def help_of(*command: str) -> tuple[int, str, str]:
+    """``informer COMMAND --help``, run once for the module (two tests read ``serve --help``)."""
+    if command not in _HELP:
+        _HELP[command] = await run(*command, "--help")
+    return _HELP[command]
+
+
 def options(help_text: str) -> dict[str, str]:
     """Each option of a help text (``--name``) and its help, joined into one line."""
     found: dict[str, str] = {}
@@ -52,14 +62,14 @@ async def test_version_is_the_installed_distributions() -> None:
 
 
 async def test_help_texts_are_plain_text() -> None:
-    results = await asyncio.gather(*(run(*command, "--help") for command in COMMANDS))
+    results = await asyncio.gather(*(help_of(*command) for command in COMMANDS))
     for command, (code, out, _) in zip(COMMANDS, results, strict=True):
         assert code == 0, command
         assert not RST.search(out), (command, RST.findall(out))
 
 
 async def test_every_serve_option_shows_its_default() -> None:
-    code, out, _ = await run("serve", "--help")
+    code, out, _ = await help_of("serve")
     assert code == 0
     found = options(out)
     assert {"--port", "--personality", "--compaction-window", "--faults"} <= found.keys()
