@@ -192,7 +192,8 @@ class _Packer:
             _log.error("store.compression_failed", error=type(exc).__name__, detail=str(exc))
         finally:
             for o in objs:
-                o._settle()
+                if type(o._raw) is not bytes:  # not packed: its own bytes, the page goes
+                    o._settle()
 
     # -- what the store calls --------------------------------------------------------------
     def note(self, key: str) -> None:
@@ -314,11 +315,15 @@ class _Packer:
     def _take_batch(self, n: int) -> builtins.list[KubeObject]:
         """Up to ``n`` objects the cache holds that the current codec has not packed."""
         items = self._items()
-        if self._scan:
-            self._scan = False
-            self._pending = dict.fromkeys(items)
-        pending = self._pending
         current = self.codec
+        if self._scan:  # (after every list: its objects are packed already, most often)
+            self._scan = False
+            self._pending = {
+                k: None
+                for k, o in items.items()
+                if not ((f := o._form).code == PACKED and f.codec is current)  # type: ignore[attr-defined]
+            }
+        pending = self._pending
         out: builtins.list[KubeObject] = []
         pop = pending.popitem
         append = out.append
