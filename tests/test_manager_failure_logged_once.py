@@ -83,3 +83,40 @@ async def test_a_leader_part_failing_gives_one_error_line_that_names_it(
     ]
     ended = [r for r in records if r["event"] == "leader_election.stopped_leading"]
     assert [(r["level"], r["reason"]) for r in ended] == [("warning", "leader_work_failed")]
+
+
+class Fatal(BaseException):
+    """Not an ``Exception``: a reconcile cannot be retried past it (a bug, like ``SystemExit``)."""
+
+
+async def test_a_controller_failing_under_a_manager_gives_one_error_line_that_names_it(
+    api_server: ApiServer,
+) -> None:
+    api_server.create(CONFIGMAPS, {"metadata": {"name": "a", "namespace": "default"}})
+    manager = Manager(
+        api_server.api_client(),
+        host="127.0.0.1",
+        port=0,
+        options=FAST,
+        registry=CollectorRegistry(),
+        leader_election="one-line-controller",
+    )
+    inf = manager.informer(CONFIGMAPS)
+
+    async def reconcile(request: object) -> None:
+        raise Fatal
+
+    manager.controller(reconcile, for_=inf, name="mirror")
+    with rendered() as (console, as_json), pytest.raises(Fatal):
+        await manager.run(handle_signals=False)
+    errors = [line for line in console.getvalue().splitlines() if line.startswith("[error")]
+    assert len(errors) == 1, errors
+    assert "manager.part_failed" in errors[0] and "part=controller:mirror" in errors[0]
+    records = [json.loads(line) for line in as_json.getvalue().splitlines()]
+    assert [(r["event"], r.get("part")) for r in records if r["level"] == "error"] == [
+        ("manager.part_failed", "controller:mirror")
+    ]
+    # which worker ended and why is still said, at warning, by the controller
+    (ended,) = [r for r in records if r["event"] == "controller.worker_ended"]
+    assert ended["level"] == "warning" and ended["controller"] == "mirror"
+    assert ended["error"].startswith("Fatal in reconcile")

@@ -40,7 +40,11 @@ life. A run that can no longer reconcile (a worker ended by something other than
 ``BaseException`` out of a reconcile, a bug) stops gracefully and fails: ``run()`` raises the
 error, the state is ``FAILED``, ``error`` holds it, and for a controller run by ``start()`` the
 next ``stop()`` (or leaving ``async with``) raises it. It never looks like a clean stop: under
-``LeaderElector.run(on_started_leading=controller.run)`` the replica gives up its Lease.
+``LeaderElector.run(on_started_leading=controller.run)`` the replica gives up its Lease. One
+failure is one error line: ``controller.worker_ended`` (a warning) says which worker ended and
+why; a run begun by ``start()`` logs ``controller.failed`` (an error: nobody else sees it before
+the next ``stop()``), while ``run()`` leaves the report to its caller, which gets the error (a
+``Manager`` logs ``manager.part_failed`` with ``part="controller:<name>"``).
 
 Every reconcile logs ``controller.reconciled`` (controller, key, duration, result): at DEBUG when
 it succeeded, at WARNING when it failed, with the exception's type and the application's line that
@@ -277,7 +281,7 @@ class Controller:
 
     def _ended(self, driver: Driver) -> None:
         error = driver.error
-        if error is not None:
+        if error is not None and not driver.by_run:  # run() raises it to its caller, who reports
             self._log.error("controller.failed", error=describe_error(error))
         if self._driver is driver:
             self._state = ControllerState.STOPPED if error is None else ControllerState.FAILED
@@ -348,7 +352,8 @@ class Controller:
         error = _error_of(task)
         how = "cancelled" if task.cancelled() else "returned"
         described = describe_error(error) if error is not None else how
-        self._log.error("controller.worker_ended", task=task.get_name(), error=described)
+        # a warning: the failure's error line is controller.failed, or run()'s caller's
+        self._log.warning("controller.worker_ended", task=task.get_name(), error=described)
         if error is not None:
             return error
         return RuntimeError(f"controller {self.name}: {task.get_name()} {how} while running")
