@@ -91,9 +91,11 @@ def parts(store: Any) -> dict[str, int]:
         p["bytes"] += getsizeof(obj._raw)
         p["struct"] += getsizeof(obj)
         p["key"] += getsizeof(key)
-        p["rv"] += getsizeof(obj._rv)
         lazy = obj._lazy
-        if lazy is not None:
+        if isinstance(lazy, str):  # the RV alone (a list's items hold none)
+            p["rv"] += getsizeof(lazy)
+        elif lazy is not None:
+            p["rv"] += getsizeof(lazy.resource_version)
             p["lazy"] += getsizeof(lazy) + getsizeof(lazy.uid)
             if lazy.labels and id(lazy.labels) not in labels:
                 labels.add(id(lazy.labels))

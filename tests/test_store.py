@@ -841,3 +841,48 @@ def test_index_function_raising_midway_leaves_no_dangling_key() -> None:
         assert store.by_index("by-x", "x") == []
         store.apply_event("DELETED", mk("b", "5"))
         assert store.by_index("by-x", "x") == []
+
+
+def _item(name: str, rv: str) -> KubeObject:
+    meta = {"name": name, "namespace": "default", "uid": f"uid-{name}", "resourceVersion": rv}
+    return KubeObject.from_list_item(msgspec.json.encode({"metadata": meta}), "ConfigMap", "v1")
+
+
+def test_events_against_list_items_are_judged_as_against_objects_holding_their_rv() -> None:
+    """A list's items do not hold their RV: the verdict reads it only for the events it drops
+    (a duplicate is still told from a stale event) and applies the newer ones as before."""
+    for make in (_item, mk):
+        store = synced(make("a", "5"), make("b", "8"), rv="10")
+        assert store.apply_event("MODIFIED", mk("b", "8")) is None  # the cached copy's RV
+        assert store.apply_event("MODIFIED", mk("a", "8")) is None  # older than the cache
+        assert store.apply_event("DELETED", mk("a", "5")) is None
+        delta = store.apply_event("MODIFIED", mk("a", "11"))
+        assert delta is not None and delta.old is not None
+        assert delta.old.resource_version == "5" and store.resource_version == "11"
+        assert store.stats.duplicates_dropped == 1 and store.stats.stale_dropped == 2
+        # a relist keeps the unchanged item (its RV read from its bytes) and replaces the rest
+        b = store.get_by_key("default/b")
+        deltas = store.replace([make("a", "11"), make("b", "8"), make("c", "12")], "12")
+        assert store.get_by_key("default/b") is b
+        assert [(d.type, d.obj.key) for d in deltas] == [("added", "default/c")]
+
+
+def test_size_counts_an_rv_only_where_it_is_held() -> None:
+    """``Store.size()`` follows the layout: a list's item holds no RV string, an object of a
+    watch or a write holds one, an object whose metadata was read holds it in its metadata."""
+    import sys
+
+    meta = {"name": "a", "namespace": "default", "uid": "uid-a", "resourceVersion": "5"}
+    raw = msgspec.json.encode({"metadata": meta})
+    item, written = KubeObject.from_list_item(raw, "ConfigMap", "v1"), KubeObject.from_raw(raw)
+    bare, held = synced(item, rv="10"), synced(written, rv="10")
+    assert held.size().bytes - bare.size().bytes == sys.getsizeof("5")
+    assert bare.size().payload_bytes == held.size().payload_bytes == len(raw)
+    before = bare.size().bytes
+    assert item.uid == "uid-a"  # the metadata decoded, then held (with the RV)
+    bare.apply_event("ADDED", mk("b", "11"))
+    bare.apply_event("DELETED", mk("b", "12"))  # (a change: the size is computed again)
+    lazy = item._lazy
+    assert lazy is not None and not isinstance(lazy, str)
+    grown = sys.getsizeof(lazy) + sys.getsizeof(lazy.uid) + sys.getsizeof(lazy.resource_version)
+    assert bare.size().bytes - before == grown

@@ -370,3 +370,21 @@ def test_a_partition_drops_and_applies_the_events_a_plain_store_does(
         assert part.stats == plain.stats
         assert sorted(part.keys()) == sorted(plain.keys())
         assert all(part.get_by_key(k) is plain.get_by_key(k) for k in plain.keys())
+
+
+def test_a_partition_reads_the_rv_of_another_partitions_list_item() -> None:
+    """A list's items do not hold their RV; a copy another partition listed may be newer than
+    this partition's own RV (a recreated object moved ranges), so its RV is read: an older
+    event of the key is stale there, as it is against a copy holding its RV."""
+    for listed in (
+        KubeObject.from_list_item(versioned("a", "50").raw, "ConfigMap", "v1"),
+        versioned("a", "50"),
+    ):
+        store = Store()
+        everything = ShardSet([ShardRange(0, HASH_SPACE)])
+        first, second = store.partition(everything), store.partition(everything)
+        first.replace([listed], "50", is_initial=True)
+        second.replace([], "10", is_initial=True)
+        assert second.apply_event("MODIFIED", versioned("a", "30")) is None
+        assert second.stats.stale_dropped == 1
+        assert store.get_by_key("ns/a") is listed

@@ -37,6 +37,34 @@ class _Head(msgspec.Struct, gc=False, rename="camel"):
     metadata: _Meta | None = None
 
 
+class _KeyMeta(msgspec.Struct, gc=False):
+    """``_Meta`` without the RV: what a first list's items need (the object does not hold its
+    RV: ``KubeObject.resource_version`` reads it from the bytes when asked)."""
+
+    name: str = ""
+    namespace: str = ""
+
+
+class _KeyHead(msgspec.Struct, gc=False, rename="camel"):
+    kind: str | None = None
+    api_version: str | None = None
+    metadata: _KeyMeta | None = None
+
+
+class _RVMeta(msgspec.Struct, gc=False, rename="camel"):
+    resource_version: str = ""
+
+
+class _RVHead(msgspec.Struct, gc=False):
+    """The RV alone (an object that does not hold it: ``KubeObject.resource_version``)."""
+
+    metadata: _RVMeta | None = None
+
+
+class _RVEvent(msgspec.Struct, gc=False):
+    object: _RVHead
+
+
 class _Event(msgspec.Struct, gc=False):
     """A watch line, decoded once: its type and the object's head (the rest is skipped)."""
 
@@ -45,11 +73,13 @@ class _Event(msgspec.Struct, gc=False):
 
 
 class _LazyMeta(msgspec.Struct, gc=False, frozen=True, rename="camel"):
-    """Decoded on first access to ``uid``/``labels``/``deletion_timestamp``, then kept."""
+    """Decoded on first access to ``uid``/``labels``/``deletion_timestamp``, then kept (in the
+    object's ``_lazy``, with its RV: the object holds it here from then on)."""
 
     uid: str = ""
     labels: dict[str, str] = {}
     deletion_timestamp: str | None = None
+    resource_version: str = ""
 
 
 class _PackMeta(msgspec.Struct, gc=False, rename="camel"):
@@ -92,11 +122,13 @@ class _PackEvent(msgspec.Struct, gc=False, forbid_unknown_fields=True):
 
 
 class _PackedMeta(msgspec.Struct, gc=False, frozen=True):
-    """``_LazyMeta`` of a compressed object: its uid as ``informer.objects._uid`` holds it."""
+    """``_LazyMeta`` of a compressed object: its uid as ``informer.objects._uid`` holds it
+    (and its RV: read on the hot paths without decompressing)."""
 
     uid: int | str
     labels: dict[str, str]
     deletion_timestamp: str | None
+    resource_version: str
 
 
 class _LazyHead(msgspec.Struct, gc=False):
@@ -116,6 +148,9 @@ class _DictEvent(msgspec.Struct, gc=False):
 
 
 _head_decoder = msgspec.json.Decoder(_Head)
+_key_head_decoder = msgspec.json.Decoder(_KeyHead)
+_rv_decoder = msgspec.json.Decoder(_RVHead)
+_rv_event_decoder = msgspec.json.Decoder(_RVEvent)
 _event_decoder = msgspec.json.Decoder(_Event)
 _lazy_decoder = msgspec.json.Decoder(_LazyHead)
 _pack_head_decoder = msgspec.json.Decoder(_PackHead)
@@ -128,5 +163,7 @@ _str_decoder = msgspec.json.Decoder(str)
 _dict_decoder = msgspec.json.Decoder(dict[str, Any])
 _encoder = msgspec.json.Encoder()
 _NO_META = _Meta()
+_NO_KEY_META = _KeyMeta()
+_NO_RV_META = _RVMeta()
 _NO_LAZY = _LazyMeta()
 _NO_PACK_META = _PackMeta()

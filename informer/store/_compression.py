@@ -357,7 +357,8 @@ class _Packer:
             for o, f in zip(todo, forms, strict=True)
         ]
         for o in todo:
-            if o._lazy is None:
+            held = o._lazy
+            if held is None or type(held) is str:  # (a list's item; a watch's, its RV alone)
                 o._meta()  # the uid and labels, while the bytes are plain
         size_in = sum(map(len, raws))
         if self.options.in_thread and (background or size_in >= _THREAD_BYTES):
@@ -389,7 +390,12 @@ class _Packer:
             obj._pack_in_place(
                 data,
                 codec,
-                meta(uid if type(uid) is int else uid_value(uid), labels, lazy.deletion_timestamp),
+                meta(
+                    uid if type(uid) is int else uid_value(uid),
+                    labels,
+                    lazy.deletion_timestamp,
+                    lazy.resource_version,
+                ),
                 step,
             )
             n += 1

@@ -170,12 +170,14 @@ class StorePartition:
         if self.detached:
             return None
         parent = self._parent
-        rv, key = obj._rv, obj._key
+        lazy, key = obj._lazy, obj._key  # (inlined: an object of a watch holds its RV string)
+        rv = lazy if isinstance(lazy, str) else obj.resource_version
         items = parent._c.items
         cached = items.get(key)
         deleted = type == "DELETED"
         known = self._known_up_to(obj) if self._ahead else None
-        new_key = judge_event(self, type, key, rv, cached, deleted, known)
+        exact = cached is not None and (bool(self._ahead) or key not in self._keys)
+        new_key = judge_event(self, type, key, rv, cached, deleted, known, exact)
         if new_key is DROPPED:
             return None
         if deleted:
@@ -261,12 +263,13 @@ class StorePartition:
                 new.append((key, obj))
                 continue
             if key not in mine:
-                if comparable and is_comparable(old._rv):
-                    if (len(old._rv), old._rv) > (len(obj._rv), obj._rv):
+                if comparable and old is not obj:
+                    old_rv, new_rv = old.resource_version, obj.resource_version
+                    if is_comparable(old_rv) and (len(old_rv), old_rv) > (len(new_rv), new_rv):
                         del listed[key]  # another partition holds a newer incarnation
                         continue
                 taken.append(key)
-            if old is obj or old._rv == obj._rv:
+            if old is obj or old.resource_version == obj.resource_version:
                 listed[key] = old  # the same version: keep the cached instance
                 continue
             if old.uid != obj.uid:
@@ -352,7 +355,9 @@ class StorePartition:
             cur = items.get(key) if key in mine else None
             # the same object (the same version: an RV names one write; or the same uid) has
             # the same hash
-            if cur is not None and (cur._rv == obj._rv or cur.uid == obj.uid):
+            if cur is not None and (
+                cur.resource_version == obj.resource_version or cur.uid == obj.uid
+            ):
                 if key in ahead_keys:
                     del listed[key]
             elif kept.contains(obj.shard_hash(field)):
@@ -360,7 +365,11 @@ class StorePartition:
         for key in ahead_keys:
             cur = items[key]
             other = listed.get(key)  # another incarnation, of a range the list is newer for
-            if other is None or (len(cur._rv), cur._rv) > (len(other._rv), other._rv):
+            if other is None:
+                listed[key] = cur
+                continue
+            cur_rv, other_rv = cur.resource_version, other.resource_version
+            if (len(cur_rv), cur_rv) > (len(other_rv), other_rv):
                 listed[key] = cur
 
     # -- ranges given up ---------------------------------------------------------------------

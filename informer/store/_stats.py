@@ -49,6 +49,11 @@ class CacheSize:
     """Bytes of the JSON of the objects held (uncompressed)."""
     compressed_objects: int = 0
     """Objects held compressed (``Compression``)."""
+    payload_bytes: int = 0
+    """Of ``bytes``, the objects' payloads: the JSON held (plain objects) or its compressed
+    bytes (compressed ones), without the bytes objects' headers; the rest of ``bytes`` is the
+    fixed cost per object (structs, keys, held RVs and metadata, table and index entries) and
+    the compression dictionaries."""
 
     @property
     def ratio(self) -> float:

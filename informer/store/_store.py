@@ -397,7 +397,8 @@ class Store(_Waiters, _Indexes):
         """
         if type not in EVENT_TYPES:
             raise ValueError(f"not an object event type: {type!r} (bookmarks: use advance())")
-        rv = obj._rv
+        lazy = obj._lazy  # (inlined: an object of a watch holds its RV string)
+        rv = lazy if isinstance(lazy, str) else obj.resource_version
         key = obj._key
         items = self._c.items
         cached = items.get(key)
@@ -508,7 +509,7 @@ class Store(_Waiters, _Indexes):
             kept += 1
             if old is obj:
                 continue
-            if old._rv == obj._rv:
+            if old.resource_version == obj.resource_version:
                 # the same version of the same object (an RV names one write): keep the cached
                 # instance, so an unchanged relist creates nothing new and drops the copy
                 new_items[key] = old
@@ -558,14 +559,15 @@ def _measure(c: _Contents, packer: _Packer | None) -> CacheSize:
     getsizeof = sys.getsizeof
     items = c.items
     total = getsizeof(items)
-    json = compressed = 0
+    json = compressed = payload = 0
     lazies = []
     forms = set()  # shared by the objects of one kind, apiVersion and namespace: counted once
-    base = getsizeof(KubeObject(b"", None, "", ""))
+    base = getsizeof(KubeObject(b"", None, ""))
     for key, obj in items.items():
         raw = obj._raw
         forms.add(obj._form)
-        total += getsizeof(raw) + getsizeof(key) + getsizeof(obj._rv)
+        total += getsizeof(raw) + getsizeof(key)
+        payload += len(raw)
         if obj._form.code == 3:
             compressed += 1
             json += obj._json_size()
@@ -573,11 +575,14 @@ def _measure(c: _Contents, packer: _Packer | None) -> CacheSize:
             json += len(raw)
         lazy = obj._lazy
         if lazy is not None:
-            lazies.append(lazy)
+            if isinstance(lazy, str):  # the RV alone (an object of a watch)
+                total += getsizeof(lazy)
+            else:
+                lazies.append(lazy)
     total += base * len(items) + sum(getsizeof(f) for f in forms)
     seen: set[int] = set()  # a labels dict shared by several objects counts once
     for lazy in lazies:
-        total += getsizeof(lazy) + getsizeof(lazy.uid)
+        total += getsizeof(lazy) + getsizeof(lazy.uid) + getsizeof(lazy.resource_version)
         labels = lazy.labels
         if labels and id(labels) not in seen:
             seen.add(id(labels))
@@ -588,4 +593,4 @@ def _measure(c: _Contents, packer: _Packer | None) -> CacheSize:
             total += getsizeof(value) + getsizeof(bucket)
     if packer is not None:
         total += sum(codec.dict_size for codec in packer.codecs)
-    return CacheSize(len(items), total, json, compressed)
+    return CacheSize(len(items), total, json, compressed, payload)

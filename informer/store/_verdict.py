@@ -11,6 +11,14 @@ they judge by is this one function, so the two cannot drift apart:
   RV, is stale; one a partition's merged range has seen already (``known``) is a duplicate;
 * opaque RVs (the first one seen switches the writer to them for good): only exact duplicates
   are dropped: the cached copy's RV again, or a DELETED of a key not held.
+
+A list's items do not hold their RV (``KubeObject``: read from the bytes, a decode, when
+asked). An item's RV is not above its list's (a list is one snapshot: every page of a
+paginated list is served at the first page's RV), so not above the RV of the writer that
+listed it: an event newer than that writer's RV is newer than its cached copy without reading
+the copy's RV. The verdict reads it only when it matters: to tell a duplicate from a stale
+event among those dropped anyway, with opaque RVs, and for a copy another writer may have put
+there (``exact``: a partition's key it does not hold, or a range merged ahead of its RV).
 """
 
 from __future__ import annotations
@@ -55,12 +63,14 @@ def judge_event(
     cached: KubeObject | None,
     deleted: bool,
     known: tuple[int, str] | None = None,
+    exact: bool = False,
 ) -> tuple[int, str] | Literal[Dropped.DROPPED] | None:
     """Judge the event (``type``, of ``key`` at ``rv``; ``cached``: the copy held, if any).
 
     ``known``: the RV sort key up to which every change of the object's range was applied
     already, when that is past the writer's own RV (a partition's ranges merged from partitions
-    that were ahead of it); an event at or below it is a duplicate.
+    that were ahead of it); an event at or below it is a duplicate. ``exact``: the cached copy
+    may be another writer's (its RV is read even when it does not hold it: see above).
 
     Returns ``DROPPED`` when the event is dropped (``writer._drop`` has counted it), else the
     event's RV sort key to move the writer's RV to: None once the RVs are opaque. Switches the
@@ -72,21 +82,27 @@ def judge_event(
         writer._go_opaque(rv)
     if writer._comparable:
         new_key = (len(rv), rv)
-        if cached is not None and not deleted and cached._rv == rv:
-            writer._drop("duplicate", type, key, rv)
-            return DROPPED
         rv_key = writer._rv_key
-        if rv_key is not None and new_key <= rv_key:
-            writer._drop("stale", type, key, rv)
+        if rv_key is not None and new_key <= rv_key:  # dropped: the cached copy's RV again?
+            if cached is not None and not deleted and cached.resource_version == rv:
+                writer._drop("duplicate", type, key, rv)
+            else:
+                writer._drop("stale", type, key, rv)
             return DROPPED
         if known is not None and new_key <= known:  # applied by the partition that held it
             writer._drop("duplicate", type, key, rv)
             return DROPPED
         if cached is not None:
-            crv = cached._rv
-            if not is_comparable(crv):
+            # None: a list's item, not above the writer's RV, so older than the event
+            crv = cached.resource_version if exact else cached._held_rv()
+            if crv is None:
+                pass
+            elif not is_comparable(crv):
                 writer._go_opaque(crv)
                 new_key = None
+            elif crv == rv and not deleted:
+                writer._drop("duplicate", type, key, rv)
+                return DROPPED
             elif (len(crv), crv) >= new_key:  # also another partition's newer incarnation
                 writer._drop("stale", type, key, rv)
                 return DROPPED
@@ -94,7 +110,7 @@ def judge_event(
         if deleted:
             duplicate = cached is None
         else:
-            duplicate = cached is not None and cached._rv == rv
+            duplicate = cached is not None and cached.resource_version == rv
         if duplicate:
             writer._drop("duplicate", type, key, rv)
             return DROPPED

@@ -252,7 +252,7 @@ def _decode_line(
     its objects, ``KubeObject._from_event_line_to_pack``)."""
     if pack and trim is None:
         packable = KubeObject._from_event_line_to_pack(view)
-        if packable is not None and packable[1]._rv:
+        if packable is not None and packable[1].resource_version:
             return WatchEvent(packable[0], packable[1])  # type: ignore[arg-type]
     # (``view``: a view of the network read for a packing store, ``WatchStream``)
     line = view if type(view) is bytes else bytes(view)
@@ -269,7 +269,7 @@ def _decode_line(
         if kind == "ERROR":
             raise status_error(None, obj.raw)
         raise MalformedWatchLine(offset, f"unknown event type {kind!r}", line)
-    if not obj._rv:
+    if not obj.resource_version:
         raise MalformedWatchLine(offset, "object has no metadata.resourceVersion", line)
     if kind == "BOOKMARK":
         try:
