@@ -32,6 +32,7 @@ from informer.objects._wire import (
     _NO_PACK_META,
     _NO_RV_META,
     ObjectMeta,
+    _any_decoder,
     _dict_decoder,
     _dict_event_decoder,
     _encoder,
@@ -678,4 +679,6 @@ def _plain(value: Any) -> Any:
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
+    if type(value) is msgspec.Raw:  # a member of a view not read yet
+        return _any_decoder.decode(value)
     return value
