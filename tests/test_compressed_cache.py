@@ -498,25 +498,25 @@ def test_a_watch_line_for_a_packing_store_decodes_as_any_other(line: bytes) -> N
 
 async def test_a_watch_waits_for_the_packing_once_its_backlog_of_plain_objects_is_full() -> None:
     """Objects applied plain (a watch's) are packed by the background task; past a bound of
-    waiting objects ``room`` waits until the task has brought the backlog under it."""
+    waiting objects ``room`` packs batches itself (on the loop) until the backlog is under it."""
+    from informer.store._compression import _BACKLOG_BATCHES
+
     store = Store(compression=Compression(min_objects=4, train_objects=16, batch=5))
     packer = store._packer
     assert packer is not None
     for i in range(8):
-        store.apply_event(
-            "ADDED", KubeObject.from_raw(_pod(f"p{i}", "a", 10 + i, i, "web", "x", False))
-        )
+        obj = KubeObject.from_raw(_pod(f"p{i}", "a", 10 + i, i, "web", "x", False))
+        store.apply_event("ADDED", obj)
     await store.compact()  # trained, every object packed
     assert packer.codec is not None and not packer.backlogged
     for i in range(8, 200):
-        store.apply_event(
-            "ADDED", KubeObject.from_raw(_pod(f"p{i}", "a", 10 + i, i, "web", "y", False))
-        )
-    assert packer.backlogged  # 192 plain objects wait: more than 4 batches of 5
+        obj = KubeObject.from_raw(_pod(f"p{i}", "a", 10 + i, i, "web", "y", False))
+        store.apply_event("ADDED", obj)
+    assert packer.backlogged  # 192 plain objects wait: more than the bound
     await packer.room()
     assert not packer.backlogged
     plain = sum(not o.compressed for o in store.list())
-    assert plain <= 4 * 5 + 5  # those waiting, and the batch in the worker thread
+    assert plain <= (_BACKLOG_BATCHES + 1) * 5  # those waiting, and a batch in the thread
     await store.compact()
     assert all(o.compressed for o in store.list())
     store.close()

@@ -25,7 +25,7 @@ decoded with its head) and packed soon after by the background task, in batches 
 the worker thread while the loop applies the next events: packing them before applying them
 put zstd's time on the loop, and a watch fill ran at half the rate of a plain cache. The plain
 share is bounded: past ``_BACKLOG_BATCHES`` batches (or ``_BACKLOG_BYTES``) waiting, the watch
-waits for the task (``room``).
+packs a batch on the loop itself (``room``: the worker thread lags on a busy machine).
 
 The background task also packs what stays cold: objects that arrived before a dictionary
 (a cache below ``min_objects``, filled by a watch), objects a transform function on dicts made
@@ -221,9 +221,17 @@ class _Packer:
         )
 
     async def room(self) -> None:
-        """Until the background task has brought the backlog under its bound (or stopped: a
-        cache too small to train holds its few objects plain, a failure leaves them so)."""
+        """Until the backlog is under its bound (or the background task stopped: a cache too
+        small to train holds its few objects plain, a failure leaves them so).
+
+        While the worker thread lags (a machine whose other core is busy with other work)
+        the loop packs a batch itself, as it comes: never slower than packing on the loop
+        (what a busy machine leaves), never more plain objects than the bound. While a
+        dictionary is trained it waits for it."""
         while self.backlogged and self._task is not None:
+            if self.codec is not None:
+                await self._pack(self._take_batch(self.options.batch), thread=False)
+                continue
             stepped = self._stepped
             if stepped is None:
                 stepped = self._stepped = asyncio.get_running_loop().create_future()
@@ -310,7 +318,7 @@ class _Packer:
             # a few objects: let a watch's next ones join them (one batch is one handoff to
             # the worker thread and back, each a wait for the GIL while the loop is busy)
             await asyncio.sleep(_GATHER_SECONDS)
-        await self._pack(self._take_batch(opts.batch), background=True)
+        await self._pack(self._take_batch(opts.batch), thread=True)
 
     def _take_batch(self, n: int) -> builtins.list[KubeObject]:
         """Up to ``n`` objects the cache holds that the current codec has not packed."""
@@ -337,10 +345,10 @@ class _Packer:
             append(obj)
         return out
 
-    async def _pack(self, objs: Sequence[KubeObject], background: bool = False) -> None:
-        """Compress those of ``objs`` the current codec has not packed (in a worker thread
-        when they are many, and always for the background task: zstd releases the GIL, and
-        the loop applies the watch's next events meanwhile) and pack each in place.
+    async def _pack(self, objs: Sequence[KubeObject], thread: bool | None = None) -> None:
+        """Compress those of ``objs`` the current codec has not packed and pack each in place:
+        in the worker thread (``thread``; None: when they are many), where zstd releases the
+        GIL and the loop applies the watch's next events meanwhile, or on the loop.
 
         (Every object a watch brings goes through here: comprehensions, one set of forms per
         form of the batch, no method per object but ``_pack_in_place``.)"""
@@ -361,7 +369,9 @@ class _Packer:
             if held is None or type(held) is str:  # (a list's item; a watch's, its RV alone)
                 o._meta()  # the uid and labels, while the bytes are plain
         size_in = sum(map(len, raws))
-        if self.options.in_thread and (background or size_in >= _THREAD_BYTES):
+        if thread is None:
+            thread = size_in >= _THREAD_BYTES
+        if thread and self.options.in_thread:
             out = await _in_thread(_compress_all, codec, raws)
         else:
             out = _compress_all(codec, raws)
@@ -482,11 +492,11 @@ _GATHER_SECONDS = 0.005
 """How long the background task lets a few noted objects wait for more (a watch's next
 reads) before it hands them to the worker thread."""
 
-_BACKLOG_BYTES = 16 << 20
-_BACKLOG_BATCHES = 4
+_BACKLOG_BYTES = 8 << 20
+_BACKLOG_BATCHES = 2
 """A watch waits (``_Packer.room``) once more than this many bytes of JSON, or batches of
 objects, wait plain for the background task: the cache's plain share stays bounded however
-fast events come (2,048 objects at the default batch: 16 MB of 8 KB Pods)."""
+fast events come (1,024 objects at the default batch: 8 MB of 8 KB Pods)."""
 
 
 class _Plain(Exception):
