@@ -79,6 +79,11 @@ workload fields, labels and data keys are validated; unknown fields (from the pu
 (400, or 422 for a patch), reported in ``Warning`` headers with ``Warn``, and dropped; server-side
 apply of an undeclared field is a 500 whatever the directive, as in v1.36; bodies
 are JSON, YAML, or protobuf for the types kubectl's typed ``create`` sends (others 415).
+Answers carry keys in the order Go's encoders write them (``_schemas.key_order``): a built-in's
+maps (labels, annotations, data, nodeSelector, resources.limits, a CRD schema's properties) with
+sorted keys and its metadata in ObjectMeta's field order (other structs' fields as written: the
+published schemas do not give Go's field order); a custom resource's keys all sorted, at every
+level, list envelope included (unstructured).
 
 LIST, per the resourceVersion x resourceVersionMatch x limit table: RV unset is a consistent read
 at the current revision, paginated; Exact N (or RV=N with a limit and no match) is served from

@@ -13,6 +13,7 @@ from informer.resource import Resource
 from informer.testing import ApiServer
 
 from .server_helpers import Client
+from .test_server_key_order import unsorted_dicts
 
 pytestmark = pytest.mark.asyncio
 
@@ -84,6 +85,7 @@ async def test_served_versions_share_one_stored_collection(
     assert listed.body["kind"] == "GizmoList"
     assert listed.body["apiVersion"] == "multi.example.com/v1beta1"
     assert [i["apiVersion"] for i in listed.body["items"]] == ["multi.example.com/v1beta1"]
+    assert unsorted_dicts(listed.body) == unsorted_dicts(as_beta.body) == []  # unstructured
     async with client.watch(
         api_server, BETA, resourceVersion=as_v1.body["metadata"]["resourceVersion"]
     ) as beta_watch:
@@ -99,6 +101,7 @@ async def test_served_versions_share_one_stored_collection(
     assert event is not None and event["type"] == "MODIFIED"
     assert event["object"]["apiVersion"] == "multi.example.com/v1beta1"
     assert event["object"]["spec"] == {"size": "big", "colour": "red"}
+    assert unsorted_dicts(event["object"]) == [] and list(event) == ["type", "object"]
     # each version's schema applies to writes through it
     typed = {"apiVersion": "multi.example.com/v1", "kind": "Gizmo", "metadata": {"name": "h"}}
     typed["spec"] = {"size": "big"}

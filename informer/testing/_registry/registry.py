@@ -51,6 +51,7 @@ from informer.testing._registry.defaults import (
 )
 from informer.testing._schemas.apply_types import register_schema_types
 from informer.testing._schemas.custom_resources import CustomResourceSchema
+from informer.testing._schemas.key_order import builtin_order
 from informer.testing._schemas.quantity import Quantity, QuantityError, parse_quantity
 from informer.testing._schemas.validation import check_type, validate_object
 from informer.testing._storage.history import History
@@ -400,7 +401,12 @@ class Registry:
                 resource.kind,
                 namespaced=resource.namespaced,
             )
-        self.store.register(stored, strip_items=not spec.custom)
+        self.store.register(
+            stored,
+            strip_items=not spec.custom,
+            order=None if spec.custom else builtin_order(stored.group, stored.version, stored.kind),
+            sort_keys=spec.custom,
+        )
         if key in self.kinds:
             if spec.custom and resource in self.strategies:  # a CRD update: its new schema
                 strategy = Strategy(self.store.kinds[stored], spec)
@@ -409,7 +415,11 @@ class Registry:
                     self._default_stored(strategy)
             return
         # another version of a stored collection is served through a view of its own
-        view = self.store.kinds[resource] if stored == resource else Kind(resource, False)
+        view = (
+            self.store.kinds[resource]
+            if stored == resource
+            else Kind(resource, False, sort_keys=spec.custom)
+        )
         self.kinds[key] = view
         self.strategies[resource] = Strategy(self.store.kinds[stored], spec)
 
@@ -602,7 +612,7 @@ class Registry:
         self._stamp_managers(resource, data, None, obj, options)
         if options.dry_run:
             del data["metadata"]["resourceVersion"]
-            return self._view(resource, data)
+            return self._view(resource, strategy.kind.canonical(data))
         change = self._commit(stored, key, data)
         if not setup:
             self.controllers.collect_orphan(stored, key)
@@ -669,10 +679,10 @@ class Registry:
         data["metadata"]["resourceVersion"] = current.data["metadata"]["resourceVersion"]
         self._stamp_managers(resource, data, current.data, obj, options, subresource)
         if options.dry_run:
-            return self._view(resource, data)
+            return self._view(resource, strategy.kind.canonical(data))
         if update_rules(resource, data, current.data):
             self._commit(stored, key, None)
-            return self._view(resource, data)
+            return self._view(resource, strategy.kind.canonical(data))
         if data == current.data:
             # a no-op write is not written to etcd (GuaranteedUpdate short-circuits): same RV,
             # no new revision, no watch event
@@ -876,8 +886,9 @@ class Registry:
             )
         staying = deletion_state(strategy.spec, copy(current.data), options)
         if write.dry_run:
-            found = staying if staying is not None else dict(_decode(current.typed))
-            return self._view(resource, found)
+            if staying is not None:
+                return self._view(resource, strategy.kind.canonical(staying))
+            return self._view(resource, dict(_decode(current.typed)))
         if staying is not None:
             if staying == current.data:
                 return self._view(resource, dict(_decode(current.typed)))

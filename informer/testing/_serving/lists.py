@@ -29,6 +29,7 @@ __all__ = ["ListServer"]
 Json = dict[str, Any]
 
 _encode = msgspec.json.Encoder().encode
+_sorted_encode = msgspec.json.Encoder(order="sorted").encode
 _decode = msgspec.json.decode
 _CONTINUE_VERSION = "meta.k8s.io/v1"
 _B64URL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
@@ -107,6 +108,10 @@ class ListServer:
             meta["remainingItemCount"] = remaining
         if shard is not None:
             meta["shardInfo"] = shard.info
+        if kind.sort_keys:  # an unstructured list: apiVersion, items, kind, metadata
+            head = b'{"apiVersion":' + _encode(kind.resource.api_version) + b',"items":['
+            tail = _sorted_encode({"kind": kind.list_kind, "metadata": meta})
+            return head + b",".join(items) + b"]," + tail[1:]
         head = _encode(
             {"kind": kind.list_kind, "apiVersion": kind.resource.api_version, "metadata": meta}
         )

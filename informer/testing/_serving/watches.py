@@ -91,7 +91,7 @@ def bookmark(kind: Kind, rv: str, initial_end: bool = False) -> bytes:
     if initial_end:
         meta["annotations"] = {_INITIAL_EVENTS_END: "true"}
     obj = {"kind": kind.resource.kind, "apiVersion": kind.resource.api_version, "metadata": meta}
-    return encode({"type": "BOOKMARK", "object": obj}) + b"\n"
+    return b'{"type":"BOOKMARK","object":' + kind.encode(obj) + b"}\n"
 
 
 class WatchServer:

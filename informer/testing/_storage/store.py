@@ -22,19 +22,40 @@ Json = dict[str, Any]
 
 _TYPE_KEYS = ("kind", "apiVersion")
 _encode = msgspec.json.Encoder().encode
+_sorted_encode = msgspec.json.Encoder(order="sorted").encode
+_decode = msgspec.json.decode
 
 
 class Kind:
-    """How one registered resource is encoded: typed prefix, list kind, list item form."""
+    """How one registered resource is encoded: typed prefix, list kind, list item form, and
+    the order of its keys: ``order`` puts a built-in's in the order its Go types encode them
+    (maps sorted); ``sort_keys`` (custom resources, unstructured) sorts every key."""
 
-    __slots__ = ("list_kind", "prefix", "resource", "strip_items")
+    __slots__ = ("encode", "list_kind", "order", "prefix", "resource", "sort_keys", "strip_items")
 
-    def __init__(self, resource: Resource, strip_items: bool) -> None:
+    def __init__(
+        self,
+        resource: Resource,
+        strip_items: bool,
+        order: Callable[[Json], Json] | None = None,
+        *,
+        sort_keys: bool = False,
+    ) -> None:
         self.resource = resource
         self.strip_items = strip_items
+        self.order = order
+        self.sort_keys = sort_keys
+        self.encode: Callable[[Any], bytes] = _sorted_encode if sort_keys else _encode
         typemeta = _encode({"kind": resource.kind, "apiVersion": resource.api_version})
         self.prefix = typemeta[:-1] + b","
         self.list_kind = f"{resource.kind}List"
+
+    def canonical(self, data: Json) -> Json:
+        """``data`` with its keys in the order this kind's objects are answered with."""
+        if self.sort_keys:
+            ordered: Json = _decode(_sorted_encode(data))
+            return ordered
+        return self.order(data) if self.order is not None else data
 
 
 class StoredObject:
@@ -44,13 +65,15 @@ class StoredObject:
 
     def __init__(self, kind: Kind, data: Json, revision: int) -> None:
         self.kind = kind
+        if kind.order is not None:
+            data = kind.order(data)
         self.data = data
         self.revision = revision
         if kind.strip_items:
-            self.item = _encode({k: v for k, v in data.items() if k not in _TYPE_KEYS})
+            self.item = kind.encode({k: v for k, v in data.items() if k not in _TYPE_KEYS})
             self._typed: bytes | None = None
         else:
-            self.item = self._typed = _encode(data)
+            self.item = self._typed = kind.encode(data)
         self._added: bytes | None = None
 
     @property
@@ -153,9 +176,16 @@ class Store:
         self.last_change: dict[Resource, int] = {}
         self._sorted: dict[Resource, list[str] | None] = {}
 
-    def register(self, resource: Resource, strip_items: bool) -> None:
+    def register(
+        self,
+        resource: Resource,
+        strip_items: bool,
+        order: Callable[[Json], Json] | None = None,
+        *,
+        sort_keys: bool = False,
+    ) -> None:
         if resource not in self.kinds:
-            self.kinds[resource] = Kind(resource, strip_items)
+            self.kinds[resource] = Kind(resource, strip_items, order, sort_keys=sort_keys)
             self.objects[resource] = {}
             self._sorted[resource] = None
 
