@@ -627,3 +627,29 @@ def test_a_list_item_is_a_struct_of_4_pointers() -> None:
     obj = KubeObject.from_list_item(_cm("a", "prod", "17"), "ConfigMap", "v1")
     assert sys.getsizeof(obj) == 48 and obj._lazy is None
     assert obj.resource_version == "17"
+
+
+def test_a_relist_keeps_an_unchanged_item_by_its_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cached list's item does not hold its RV: a relist that lists it again with the same
+    bytes keeps the cached instance without reading its RV; other bytes at the same RV (another
+    server's spacing) keep it after reading it; a newer version is a new object."""
+    cached = {
+        o.key: o
+        for o in KubeObject._from_list_items(
+            [_cm("a", "ns", "5"), _cm("b", "ns", "6"), _cm("c", "ns", "7")], "ConfigMap", "v1"
+        )
+    }
+
+    def known(key: str, rv: str) -> KubeObject | None:  # what the reflector's pages use
+        return cached.get(key)
+
+    spaced = json.dumps(json.loads(_cm("b", "ns", "6")), indent=1).encode()
+    relisted = [_cm("a", "ns", "5"), spaced, _cm("c", "ns", "8")]
+    reads: list[str] = []
+    read_rv = KubeObject._read_rv
+    monkeypatch.setattr(KubeObject, "_read_rv", lambda o: reads.append(o.key) or read_rv(o))
+    a, b, c = KubeObject._from_list_items(relisted, "ConfigMap", "v1", known)
+    assert a is cached["ns/a"] and b is cached["ns/b"] and c is not cached["ns/c"]
+    assert reads == ["ns/b", "ns/c"]  # not a's: its bytes answered
+    assert KubeObject.from_list_item(relisted[0], "ConfigMap", "v1", known=known) is a
+    assert c.resource_version == "8"

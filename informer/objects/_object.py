@@ -58,7 +58,9 @@ Trim = DropFields
 """A byte-level transform of each object's JSON (it keeps kind, apiVersion and the head)."""
 
 Known = Callable[[str, str], "KubeObject | None"]
-"""``known(key, resource_version)``: the cached object with that key and RV, else None."""
+"""``known(key, resource_version)``: the cached object with that key and RV, else None. (It
+may answer a list's item that does not hold its RV without reading it: the item's bytes are
+compared with the listed ones first, ``KubeObject._at_version``.)"""
 
 _OBJECT_EVENTS = frozenset(("ADDED", "MODIFIED", "DELETED"))
 # what an ADDED or MODIFIED line of the apiserver's starts with (``_from_event_line_to_pack``)
@@ -153,8 +155,9 @@ class KubeObject(_Base, gc=False, eq=False):
         if known is not None:
             m = head.metadata or _NO_META
             key = f"{m.namespace}/{m.name}" if m.namespace else m.name
-            cached = known(key, m.resource_version)
-            if cached is not None:
+            rv = m.resource_version
+            cached = known(key, rv)
+            if cached is not None and cached._at_version(rv, raw):
                 return cached
         k, a = head.kind, head.api_version
         if k and a:
@@ -226,7 +229,11 @@ class KubeObject(_Base, gc=False, eq=False):
             else:
                 data, k, a, name, ns, rv = cut(raw)
             key = f"{ns}/{name}" if ns else name
-            if known is not None and (cached := known(key, rv)) is not None:
+            if (
+                known is not None
+                and (cached := known(key, rv)) is not None
+                and cached._at_version(rv, data)
+            ):
                 append(cached)
                 continue
             lm = m if cut is None else (lazy_decode(data).metadata or _NO_LAZY)
@@ -259,7 +266,11 @@ class KubeObject(_Base, gc=False, eq=False):
         for raw in raws:
             data, k, a, name, ns, rv = cut(raw)
             key = f"{ns}/{name}" if ns else name
-            if known is not None and (cached := known(key, rv)) is not None:
+            if (
+                known is not None
+                and (cached := known(key, rv)) is not None
+                and cached._at_version(rv, data)
+            ):
                 append(cached)
             elif k and a:
                 append(cls(data, form_of(OBJECT, k, a, ns), key))
@@ -417,6 +428,22 @@ class KubeObject(_Base, gc=False, eq=False):
                 if head is not None:
                     return head.resource_version
         return (_rv_decoder.decode(raw).metadata or _NO_RV_META).resource_version
+
+    def _at_version(self, rv: str, raw: Any = None) -> bool:
+        """Whether this object is at RV ``rv``; ``raw``: the JSON (bytes or a buffer) of a listed
+        item at ``rv``, of the same form. A list's item, which does not hold its RV, with the
+        same bytes is at ``rv`` without reading it (a relist of unchanged objects: a copy and a
+        comparison, ~1.5k instructions for a ConfigMap where reading the RV took 6k)."""
+        lazy = self._lazy
+        if lazy is None:
+            if raw is not None:
+                own, form = self._state()
+                if form.code <= ITEM and own == (raw if type(raw) is bytes else bytes(raw)):
+                    return True
+            return self._read_rv() == rv
+        if isinstance(lazy, str):
+            return lazy == rv
+        return lazy.resource_version == rv
 
     def _held_rv(self) -> str | None:
         """The RV when the object holds it (a string or its decoded metadata), else None: a

@@ -110,6 +110,17 @@ class _ReflectorCore:
             return cached
         return None
 
+    def _known_item(self, key: str, resource_version: str) -> KubeObject | None:
+        """``_known`` for a list's pages, whose items are checked again (``Known``): a cached
+        list's item, which does not hold its RV, is answered without reading it (its bytes are
+        compared with the listed item's)."""
+        cached = self.store.get_by_key(key)
+        if cached is not None:
+            held = cached._held_rv()
+            if held is None or held == resource_version:
+                return cached
+        return None
+
     def _packing(self) -> _Packer | None:
         """The store's packer, when objects are packed as they arrive (``Compression``): not
         with a transform function on dicts, which makes new objects of them after (those are

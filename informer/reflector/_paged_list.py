@@ -57,7 +57,7 @@ class _PagedList(_ReflectorCore):
                     resource_version=rv,
                     resource_version_match=rvm,
                     limit=limit,
-                    known=self._known if len(self.store) else None,
+                    known=self._known_item if len(self.store) else None,
                     trim=self._trim(),
                     retry_page=self._retry_page,
                     on_page=self._page_arrived,
