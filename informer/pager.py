@@ -130,7 +130,8 @@ async def list_all(
 
     ``pack``: a store that holds its objects compressed packs each page's items as the page
     arrives, straight from the page's bytes (``PagePacking``), while the next page is on its
-    way (the compression runs in a worker thread).
+    way (the compression runs in the compression thread; ``pack.drain()`` before the list is
+    returned).
 
     ``shard_selector`` goes with every page; a page without the matching ``shardInfo`` was not
     filtered by the server, and its items are filtered here (see ``ListResult``).

@@ -86,7 +86,7 @@ class _Watching(_ReflectorCore):
                         self._emit(deltas)
                     if packer is not None and packer.backlogged:
                         # applied plain, packed by the store's background task in batches in
-                        # the worker thread: past a bound of plain objects, wait for it
+                        # the compression thread: past a bound of plain objects, packed here
                         await packer.room()
         except WatchIdleTimeout as exc:
             # Silent for idle_timeout: a stuck proxy or a half-dead connection, or only a quiet
