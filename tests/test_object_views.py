@@ -192,7 +192,7 @@ def explore(view: Any, want: Any, data: st.DataObject, depth: int = 0) -> None:
             assert list(reversed(view)) == list(reversed(want))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(documents(), st.sampled_from([0, 1, 16, 256]), st.sampled_from([0, 2, 256]), st.data())
 def test_views_read_as_far_as_read_equal_the_full_decode(
     doc: tuple[bytes, dict[str, Any]], small: int, memo: int, data: st.DataObject
