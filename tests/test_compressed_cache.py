@@ -5,6 +5,7 @@ computed from its contents and is a fraction of the JSON it holds."""
 from __future__ import annotations
 
 import asyncio
+import os
 import pickle
 import threading
 import uuid
@@ -582,3 +583,23 @@ async def test_a_lists_pages_are_packed_while_the_next_ones_arrive_a_few_at_most
     await packer.drain()
     assert all(o.compressed and type(o._raw) is bytes for page in pages for o in page)
     store.close()
+
+
+def test_a_forked_child_compresses_in_a_thread_of_its_own() -> None:
+    """The compression thread is the process's: a child forked after it started (a server's
+    workers forked after a preload) starts its own instead of queueing work for none."""
+    from informer.store import _compression
+
+    async def job() -> int:
+        return int(await asyncio.wait_for(_compression._in_thread(lambda: 7), 10))
+
+    assert asyncio.run(job()) == 7  # the parent's thread exists now
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports by its exit status
+        code = 1
+        try:
+            code = 0 if asyncio.run(job()) == 7 else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -49,6 +49,7 @@ import asyncio
 import builtins
 import collections
 import concurrent.futures
+import os
 import threading
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -508,6 +509,17 @@ _PAGES_AHEAD = 2
 
 _executor: concurrent.futures.ThreadPoolExecutor | None = None
 _executor_lock = threading.Lock()
+
+
+def _forget_executor() -> None:
+    """A forked child has no compression thread: it starts its own when it needs one (the
+    parent's executor would queue work for a thread that is not there)."""
+    global _executor, _executor_lock
+    _executor = None
+    _executor_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_executor)
 
 
 def _in_thread(fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
