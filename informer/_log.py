@@ -28,24 +28,32 @@ the application. So every module of ``informer`` logs through::
   ``describe_failure``: the exception's type, the application's line that led to it (not the
   library's line that raised), and for an API error the failed request (status, reason, verb,
   resource, namespace, name).
+- A failure the library met talking to the API server (a Status, a dropped connection, a
+  malformed line) is described by ``error_fields``: the error's type, the HTTP status, the Status
+  ``reason`` and ``details.kind``/``details.group`` (only when they look like the identifiers
+  they are), the request (verb, resource, namespace, name) and the cause's type and errno. Never
+  the Status ``message`` or ``str()`` of such an error: the server's text can quote object data
+  (a validation error quotes the field's value, an admission webhook answers any text).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import logging
 import os
+import re
 import sys
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     import structlog
     from structlog.typing import EventDict, WrappedLogger
 
-__all__ = ["capture_logs", "describe_error", "describe_failure", "get_logger"]
+__all__ = ["capture_logs", "describe_error", "describe_failure", "error_fields", "get_logger"]
 
 ROOT = "informer"
 logging.getLogger(ROOT).addHandler(logging.NullHandler())
@@ -126,6 +134,66 @@ def describe_failure(exc: BaseException) -> dict[str, Any]:
     log_fields = getattr(getattr(exc, "request", None), "log_fields", None)
     if callable(log_fields):  # an API error, or a connection that failed: which request
         fields.update(log_fields())
+    return fields
+
+
+# What a Status reason, a details.kind or a group looks like (``Forbidden``, ``ConfigMap``,
+# ``apps.example.com``): anything else is the server's text, not logged.
+_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9.-]{0,62}")
+# The part of a MalformedWatchLine's ``why`` that is ours (``unknown event type``): what follows
+# a quote or a colon can be the line's text.
+_WHY_END = re.compile(r"[:'\"`(\[{]")
+
+
+def _identifier(value: object) -> str | None:
+    return value if isinstance(value, str) and _IDENTIFIER.fullmatch(value) else None
+
+
+def _number(value: object) -> int | float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return value
+
+
+def error_fields(exc: BaseException) -> dict[str, Any]:
+    """A failure the library met (an API error, a dropped connection, a malformed watch line)
+    for a log record, from what the client knows, never from the server's text: ``error`` = the
+    type; for an API error ``status``, ``reason``, ``kind`` and ``group`` (the Status
+    ``details``: what was refused) and ``retry_after``; the request (``verb``, ``resource``,
+    ``namespace``, ``name``, ``subresource``); for a connection that failed the cause's type
+    (``cause``) and ``errno``; for a bad watch line its ``offset`` and what was wrong."""
+    fields: dict[str, Any] = {"error": type(exc).__name__}
+    code = getattr(exc, "code", None)
+    if isinstance(code, int) and not isinstance(code, bool) and hasattr(exc, "reason"):
+        fields["status"] = code
+        reason = getattr(exc, "reason", None)
+        if reason:
+            fields["reason"] = _identifier(reason) or "<not an identifier>"
+        details = getattr(exc, "details", None)
+        if isinstance(details, Mapping):
+            for key in ("kind", "group"):
+                value = _identifier(details.get(key))
+                if value is not None:
+                    fields[key] = value
+        retry_after = _number(getattr(exc, "retry_after", None))
+        if retry_after is not None:
+            fields["retry_after"] = retry_after
+    log_fields = getattr(getattr(exc, "request", None), "log_fields", None)
+    if callable(log_fields):
+        fields.update(log_fields())
+    cause = exc.__cause__
+    if cause is not None and "status" not in fields:
+        fields["cause"] = type(cause).__name__
+        number = getattr(cause, "errno", None)
+        if isinstance(number, int) and number in errno.errorcode:
+            fields["errno"] = errno.errorcode[number]
+    for attribute in ("offset", "limit", "seconds"):  # a watch stream's failure: ours, numbers
+        number_ = _number(getattr(exc, attribute, None))
+        if number_ is not None:
+            fields[attribute] = number_
+    why = getattr(exc, "why", None)
+    if isinstance(why, str) and why:
+        fields["why"] = _WHY_END.split(why, 1)[0].strip()
     return fields
 
 

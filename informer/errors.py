@@ -41,6 +41,10 @@ __all__ = [
 _TEXT_LIMIT = 512
 _RETRY_AFTER_MAX = 1e9  # seconds; callers cap it much lower (BackoffPolicy.max_retry_after)
 _RETRY_AFTER = re.compile(r"[0-9]{1,9}(\.[0-9]+)?")
+_REASON = re.compile(r"[A-Za-z][A-Za-z0-9]{0,62}")
+# where the part of a MalformedWatchLine's ``why`` that is ours ends (what follows can be the
+# line's text: ``unknown event type 'X'``)
+_WHY_END = re.compile(r"[:'\"`(\[{]")
 # The code a Status reason implies when the body carries no usable one.
 _REASON_CODES = {"Expired": 410, "Gone": 410, "TooManyRequests": 429}
 
@@ -53,6 +57,11 @@ class ApiError(Exception):
     ``retry_after``: the seconds the server asked to wait before trying again (``Retry-After``
     or ``details.retryAfterSeconds``), kept for a 429 and a 5xx only (client-go's ``checkWait``
     honours it for those alone); None when it gave none.
+
+    ``str()`` of the error (what a traceback or a log prints) is its code, reason and request
+    (``403 Forbidden: list configmaps in namespace d``), never the ``message``: that is the
+    server's text, and it can quote object data (a validation error quotes the field's value,
+    an admission webhook answers any text). Read ``message`` for it.
     """
 
     request: RequestInfo | None = None
@@ -67,13 +76,31 @@ class ApiError(Exception):
         status: Mapping[str, Any] | None = None,
         retry_after: float | None = None,
     ) -> None:
-        super().__init__(f"{code} {reason}: {message}" if reason else f"{code}: {message}")
+        super().__init__(_summary(code, reason))
         self.code = code
         self.reason = reason
         self.message = message
         self.details: Mapping[str, Any] = details or {}
         self.status: Mapping[str, Any] = status or {}
         self.retry_after = retry_after
+
+    def __str__(self) -> str:
+        text = _summary(self.code, self.reason)
+        request = self.request
+        if request is None:
+            return text
+        what = request.resource or request.path
+        if request.name:
+            what = f"{what}/{request.name}"
+        if request.subresource:
+            what = f"{what}/{request.subresource}"
+        where = f" in namespace {request.namespace}" if request.namespace else ""
+        return f"{text}: {request.verb} {what}{where}"
+
+
+def _summary(code: int, reason: str) -> str:
+    """``403 Forbidden``: the reason only when it is one (a webhook may answer any text)."""
+    return f"{code} {reason}" if _REASON.fullmatch(reason) else str(code)
 
 
 class NotFound(ApiError):
@@ -145,13 +172,16 @@ class WatchStreamError(Exception):
 
 
 class MalformedWatchLine(WatchStreamError):
-    """A watch line that is not a JSON watch event; ``offset`` is its byte offset in the stream."""
+    """A watch line that is not a JSON watch event; ``offset`` is its byte offset in the stream,
+    ``why`` what is wrong with it, ``line`` its first 120 bytes. ``str()`` quotes neither the
+    line nor the part of ``why`` taken from it: the line can be a Secret's data."""
 
     def __init__(self, offset: int, why: str, line: bytes = b"") -> None:
-        preview = line[:120].decode("utf-8", "replace")
-        super().__init__(f"malformed watch line at byte {offset}: {why}: {preview!r}")
+        ours = _WHY_END.split(why, 1)[0].strip()
+        super().__init__(f"malformed watch line at byte {offset}: {ours or 'not an event'}")
         self.offset = offset
         self.why = why
+        self.line = line[:120]
 
 
 class WatchLineTooLong(WatchStreamError):

@@ -57,8 +57,9 @@ async def test_malformed_watch_line_of_a_secret_logs_no_data() -> None:
     finally:
         await api.close()
         await runner.cleanup()
-    errors = [e["error"] for e in logs if e["event"] == "reflector.connection_error"]
-    assert errors and errors[0].startswith("malformed watch line at byte 0: ")
+    errors = [e for e in logs if e["event"] == "reflector.connection_error"]
+    assert errors and errors[0]["error"] == "MalformedWatchLine" and errors[0]["offset"] == 0
+    assert errors[0]["why"] == "object has no metadata.resourceVersion"
     assert "aHVudGVyMg" not in repr(logs) and "password" not in repr(logs)
 
 

@@ -14,12 +14,11 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from informer._log import describe_error
+from informer._log import describe_error, error_fields
 from informer._malloc import trim
 from informer.backoff import Backoff
-from informer.errors import ApiError
 from informer.objects import KubeObject, Trim
 from informer.reflector._options import ReflectorOptions
 from informer.reflector._stats import StreamingState, _Counters
@@ -42,10 +41,10 @@ DeltaSink = Callable[[list[Delta]], None]
 _TRIM_AFTER_LIST = 10_000
 
 
-def _brief(exc: Exception) -> str:
-    """A failure for a log line: an API error by code and reason (its message may quote
-    values), anything else by its message."""
-    return f"{exc.code} {exc.reason}" if isinstance(exc, ApiError) else str(exc)
+def _brief(exc: Exception) -> dict[str, Any]:
+    """A failure for a log record: ``error_fields`` (type, status, reason, request), never its
+    message (an API error's is the server's text, a malformed line's quotes the line)."""
+    return error_fields(exc)
 
 
 class _ReflectorCore:

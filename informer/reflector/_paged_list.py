@@ -149,5 +149,5 @@ class _PagedList(_ReflectorCore):
                 self._page_backoff.reset()
             delay = await self._page_backoff.sleep()
         error = _brief(exc)
-        self.log.info("reflector.page_retry", error=error, failures=failures, delay=round(delay, 3))
+        self.log.info("reflector.page_retry", **error, failures=failures, delay=round(delay, 3))
         return True

@@ -12,12 +12,11 @@ import enum
 from collections.abc import Callable
 
 from informer import _checks
-from informer._log import get_logger
+from informer._log import error_fields, get_logger
 from informer.errors import (
     ApiError,
     ConfigurationError,
     MalformedResponse,
-    MalformedWatchLine,
     ResourceExpired,
     ShardSelectorRejected,
     TooLargeResourceVersion,
@@ -203,11 +202,12 @@ class Reflector(_Watching, _StreamingList, _PagedList):
             except ResourceExpired as exc:
                 self._counters.expired += 1
                 self._expired_in_a_row += 1
-                self.log.info(
+                self.log.info(  # not the Status message: the server's text
                     "reflector.watch_expired",
                     phase=phase.value,
-                    message=exc.message,
+                    rv=self.store.resource_version,
                     times=self._expired_in_a_row,
+                    **error_fields(exc),
                 )
                 phase = _Phase.LIST
                 if self._expired_in_a_row > 1:  # 410 again with no progress since: back off
@@ -217,7 +217,11 @@ class Reflector(_Watching, _StreamingList, _PagedList):
                 # the same on every retry, so never retried; filter by the hash here instead
                 self._counters.errors += 1
                 self._send_shards = False
-                self.log.error("reflector.shard_selector_rejected", message=exc.message)
+                self.log.error(  # the selector sent, not the server's text about it
+                    "reflector.shard_selector_rejected",
+                    selector=str(self.shard_selector),
+                    **error_fields(exc),
+                )
                 phase = _Phase.LIST
             except TooManyRequests as exc:
                 # a list whose page was throttled page_retries times already waited the hints:
@@ -245,22 +249,21 @@ class Reflector(_Watching, _StreamingList, _PagedList):
             except (TransportError, WatchStreamError, MalformedResponse) as exc:
                 self._counters.errors += 1
                 delay = await self._backoff.sleep()
-                if isinstance(exc, MalformedWatchLine):  # its message quotes the line: data
-                    error = f"malformed watch line at byte {exc.offset}: {exc.why}"
-                else:
-                    error = str(exc)
-                self.log.info(
+                self.log.info(  # fields, not str(exc): a malformed line's quotes the line
                     "reflector.connection_error",
                     phase=phase.value,
-                    error=error,
                     delay=round(delay, 3),
+                    **error_fields(exc),
                 )
             except ApiError as exc:
                 self._counters.errors += 1
                 grow = self._took_pages_gave_up()  # a 5xx's Retry-After, as for a 429
                 delay = await self._backoff.sleep(exc.retry_after, grow=grow)
-                self.log.warning(
-                    "reflector.api_error", phase=phase.value, error=str(exc), delay=round(delay, 3)
+                self.log.warning(  # not str(exc) nor the message: the server's text can quote data
+                    "reflector.api_error",
+                    phase=phase.value,
+                    delay=round(delay, 3),
+                    **error_fields(exc),
                 )
                 phase = _Phase.LIST
             except Exception:

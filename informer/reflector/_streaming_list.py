@@ -50,11 +50,11 @@ class _StreamingList(_ReflectorCore):
         if self.options.list_strategy == "stream":
             return
         self._stream_failures_in_a_row += 1
-        error = _brief(exc)
+        error = _brief(exc)  # the fields: the type, status, reason, request
         if self._stream_failures_in_a_row < self.options.stream_failures_before_pause:
             self._stream_state = StreamingState.RETRYING
             self.log.info(
-                "reflector.streaming_list_failed", error=error, times=self._stream_failures_in_a_row
+                "reflector.streaming_list_failed", **error, times=self._stream_failures_in_a_row
             )
             return
         self._stream_state = StreamingState.PAUSED
@@ -62,7 +62,7 @@ class _StreamingList(_ReflectorCore):
         self._stream_paused_lists = 0
         self._stream_paused_until = time.monotonic() + self.options.stream_pause
         self.log.warning(
-            "reflector.streaming_list_paused", error=error, seconds=self.options.stream_pause
+            "reflector.streaming_list_paused", **error, seconds=self.options.stream_pause
         )
 
     async def _stream_sync(self) -> WatchStream:
@@ -155,7 +155,7 @@ class _StreamingList(_ReflectorCore):
             ) from exc
         except ApiError as exc:
             if exc.code in (400, 422):  # the parameters are refused: definitive
-                raise _StreamUnsupported(f"{exc.code} {exc.reason}: {exc.message}") from exc
+                raise _StreamUnsupported(str(exc)) from exc  # code, reason, request: no message
             raise  # 403/404 (RBAC, an aggregated API starting), 5xx, ERROR events: transient
         finally:
             if not ok:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 
+from informer._log import error_fields
 from informer.errors import TransportError, WatchIdleTimeout, WatchStreamError
 from informer.reflector._core import _ReflectorCore
 from informer.resource_version import is_comparable
@@ -107,7 +108,9 @@ class _Watching(_ReflectorCore):
             self._log_closed(type(exc).__name__, seen, started)
             raise
         except BaseException as exc:  # an API error (410, 429, ...), a restore, a cancellation
-            self._log_closed(getattr(exc, "reason", "") or type(exc).__name__, seen, started)
+            # the reason only when it is one (error_fields checks): a webhook's can be any text
+            reason = str(error_fields(exc).get("reason", ""))
+            self._log_closed(reason if reason.isidentifier() else type(exc).__name__, seen, started)
             raise
         finally:
             if seen:

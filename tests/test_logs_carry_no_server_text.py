@@ -1,0 +1,144 @@
+"""Log lines never carry the server's text: a Status ``message`` (a validation error quotes the
+field's value, an admission webhook answers any text, a conflict quotes names), its ``details``
+or a ``reason`` that is not one. What an operator needs to act is there instead: the status, the
+reason, the request (verb, resource, namespace) and what the Status says was refused."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import structlog
+from conftest import running_informer, wait_until
+
+from informer.resource import CONFIGMAPS
+from informer.testing import ApiServer, Fault
+
+MARKER = "s3cr3t-pl4nted-t0ken"
+
+
+def planted(code: int, reason: str) -> dict[str, Any]:
+    """A Status whose every text field quotes the marker (as real ones quote object data)."""
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": f'configmaps "{MARKER}" is forbidden: data[password]: "{MARKER}"',
+        "reason": reason,
+        "code": code,
+        "details": {
+            "name": MARKER,
+            "kind": "configmaps",
+            "causes": [{"reason": "FieldValueInvalid", "message": MARKER, "field": MARKER}],
+        },
+    }
+
+
+@contextmanager
+def rendered() -> Iterator[tuple[io.StringIO, io.StringIO]]:
+    """The library's records at DEBUG through structlog's ConsoleRenderer (rich tracebacks when
+    rich is installed) and JSONRenderer (with dict_tracebacks), routed through stdlib logging."""
+    console, as_json = io.StringIO(), io.StringIO()
+    handlers: list[logging.Handler] = []
+    for stream, processor in (
+        (console, structlog.dev.ConsoleRenderer(colors=False)),
+        (as_json, structlog.processors.JSONRenderer()),
+    ):
+        handler = logging.StreamHandler(stream)
+        handler.setFormatter(
+            structlog.stdlib.ProcessorFormatter(
+                processors=[
+                    structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                    structlog.processors.dict_tracebacks,
+                    processor,
+                ]
+            )
+        )
+        handlers.append(handler)
+    root = logging.getLogger("informer")
+    old = root.level
+    root.setLevel(logging.DEBUG)
+    for handler in handlers:
+        root.addHandler(handler)
+    try:
+        yield console, as_json
+    finally:
+        for handler in handlers:
+            root.removeHandler(handler)
+        root.setLevel(old)
+
+
+def records(as_json: io.StringIO) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in as_json.getvalue().splitlines()]
+
+
+async def test_status_errors_of_lists_and_watches_log_no_server_text(
+    api_server: ApiServer,
+) -> None:
+    server = api_server
+    for name in ("a", "b", "c"):  # two pages of two
+        server.create(CONFIGMAPS, {"metadata": {"name": name, "namespace": "d"}})
+    server.faults.add(Fault(verb="list", page=1, status=403, status_body=planted(403, "Forbidden")))
+    server.faults.add(Fault(verb="list", page=2, status=500, status_body=planted(500, "Internal")))
+    server.faults.add(Fault(verb="watch", status=410, status_body=planted(410, "Expired")))
+    webhook = planted(500, f"denied: {MARKER}")  # a reason that is the webhook's text
+    server.faults.add(Fault(verb="watch", nth=2, error_event=webhook))
+    with rendered() as (console, as_json):
+        async with running_informer(server, CONFIGMAPS, namespace="d", sync=False):
+
+            def logged() -> bool:
+                events = [(r["event"], r.get("phase")) for r in records(as_json)]
+                return {
+                    ("reflector.api_error", "list"),
+                    ("reflector.page_retry", None),
+                    ("reflector.watch_expired", "watch"),
+                    ("reflector.api_error", "watch"),
+                } <= set(events)
+
+            await wait_until(logged)
+    for text in (console.getvalue(), as_json.getvalue()):
+        assert MARKER not in text
+    logs = records(as_json)
+    refused = next(r for r in logs if r["event"] == "reflector.api_error" and r["phase"] == "list")
+    assert {k: refused.get(k) for k in ("error", "status", "reason", "kind")} == {
+        "error": "Forbidden",
+        "status": 403,
+        "reason": "Forbidden",
+        "kind": "configmaps",  # what the Status says was refused
+    }
+    assert {k: refused.get(k) for k in ("verb", "resource", "namespace")} == {
+        "verb": "list",
+        "resource": "configmaps",
+        "namespace": "d",
+    }
+    assert refused["level"] == "warning"
+    retried = next(r for r in logs if r["event"] == "reflector.page_retry")
+    assert (retried["status"], retried["reason"], retried["verb"]) == (500, "Internal", "list")
+    expired = next(r for r in logs if r["event"] == "reflector.watch_expired")
+    assert (expired["status"], expired["reason"], expired["verb"]) == (410, "Expired", "watch")
+    ended = next(r for r in logs if r["event"] == "reflector.api_error" and r["phase"] == "watch")
+    assert ended["status"] == 500 and ended["reason"] == "<not an identifier>"
+    closed = [r["why"] for r in logs if r["event"] == "reflector.watch_closed"]
+    assert "Expired" in closed and "ApiError" in closed  # the webhook's reason is not a why
+
+
+async def test_a_refused_streaming_list_logs_no_server_text(api_server: ApiServer) -> None:
+    server = api_server
+    server.create(CONFIGMAPS, {"metadata": {"name": "a", "namespace": "d"}})
+    server.faults.add(Fault(verb="watch", status=403, status_body=planted(403, "Forbidden")))
+    with rendered() as (console, as_json):
+        async with running_informer(server, CONFIGMAPS, sync=False, list_strategy="auto"):
+
+            def logged() -> bool:
+                return "reflector.streaming_list_failed" in as_json.getvalue()
+
+            await wait_until(logged)
+    for text in (console.getvalue(), as_json.getvalue()):
+        assert MARKER not in text
+    failed = next(r for r in records(as_json) if r["event"] == "reflector.streaming_list_failed")
+    assert (failed["status"], failed["reason"], failed["verb"]) == (403, "Forbidden", "watch")
