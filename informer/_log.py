@@ -116,24 +116,20 @@ def describe_failure(exc: BaseException) -> dict[str, Any]:
     """A failure of the application's code (a reconcile) for a log record, without its message
     or locals (they can quote object data): ``error`` = the type and the application's line that
     led to it (``NotFound in reconcile (/app/operator.py:42)``: the first frame outside this
-    library, not the library's line that raised), for an API error its ``status`` and
-    ``reason``, and for an error of a request the library sent (an API error, a failed
-    connection) the request's ``verb``, ``resource``, ``namespace`` and ``name``."""
+    library, not the library's line that raised), and the fields of ``error_fields`` (for an
+    API error its ``status``, ``reason`` and Status ``details.kind``/``group``; for an error of
+    a request the library sent, the request's ``verb``, ``resource``, ``namespace``, ``name``)."""
     where = _user_frame(exc)
     if where is None:
         fields: dict[str, Any] = {"error": describe_error(exc)}
     else:
         function, filename, line = where
         fields = {"error": f"{type(exc).__name__} in {function} ({filename}:{line})"}
-    code = getattr(exc, "code", None)
-    if isinstance(code, int) and not isinstance(code, bool) and hasattr(exc, "reason"):
-        fields["status"] = code
-        reason = getattr(exc, "reason", "")
-        if reason:
-            fields["reason"] = str(reason)
-    log_fields = getattr(getattr(exc, "request", None), "log_fields", None)
-    if callable(log_fields):  # an API error, or a connection that failed: which request
-        fields.update(log_fields())
+    # an API error: status, reason, details.kind/group; a connection that failed: its cause;
+    # both: which request (error_fields: never the server's text)
+    described = error_fields(exc)
+    del described["error"]
+    fields.update(described)
     return fields
 
 

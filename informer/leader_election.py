@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from informer._log import get_logger
+from informer._log import error_fields, get_logger
 from informer.client import Client, request_deadline
 from informer.errors import AlreadyExists, ApiError, Conflict, NotFound, TransportError
 from informer.objects import KubeObject
@@ -443,7 +443,7 @@ class LeaderElector:
         except NotFound:
             return await self._create()
         except (ApiError, TransportError) as exc:
-            self._log.warning("leader_election.get_failed", error=type(exc).__name__)
+            self._log.warning("leader_election.get_failed", **error_fields(exc))
             return _Attempt.FAILED
         self._observe(current)
         spec = current.get("spec") or {}
@@ -480,7 +480,7 @@ class LeaderElector:
         except (AlreadyExists, Conflict):
             return _Attempt.FAILED  # another candidate created it first
         except (ApiError, TransportError) as exc:
-            self._log.warning("leader_election.create_failed", error=type(exc).__name__)
+            self._log.warning("leader_election.create_failed", **error_fields(exc))
             return _Attempt.FAILED
         self._observe(created)
         return _Attempt.ACQUIRED
@@ -497,7 +497,7 @@ class LeaderElector:
         except (Conflict, NotFound):
             return None
         except (ApiError, TransportError) as exc:
-            self._log.warning("leader_election.update_failed", error=type(exc).__name__)
+            self._log.warning("leader_election.update_failed", **error_fields(exc))
             return _Attempt.FAILED
         self._observe(written)
         return _Attempt.ACQUIRED
@@ -528,6 +528,6 @@ class LeaderElector:
             with request_deadline(self.renew_deadline):
                 self._observe(await self.client.replace(LEASES, body))
         except (ApiError, TransportError) as exc:
-            self._log.warning("leader_election.release_failed", error=type(exc).__name__)
+            self._log.warning("leader_election.release_failed", **error_fields(exc))
             return
         self._log.info("leader_election.released")

@@ -5,6 +5,7 @@ reason, the request (verb, resource, namespace) and what the Status says was ref
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
@@ -15,6 +16,8 @@ from typing import Any
 import structlog
 from conftest import running_informer, wait_until
 
+from informer import Client, Controller, LeaderElector
+from informer.controller import Request
 from informer.resource import CONFIGMAPS
 from informer.testing import ApiServer, Fault
 
@@ -142,3 +145,57 @@ async def test_a_refused_streaming_list_logs_no_server_text(api_server: ApiServe
         assert MARKER not in text
     failed = next(r for r in records(as_json) if r["event"] == "reflector.streaming_list_failed")
     assert (failed["status"], failed["reason"], failed["verb"]) == (403, "Forbidden", "watch")
+
+
+async def test_a_refused_lease_and_a_refused_reconcile_log_the_request_not_the_text(
+    api_server: ApiServer,
+) -> None:
+    # RBAC on leases is the classic first failure of an operator: the record must say which
+    # request was refused (verb, resource, namespace) and why (status, reason), no more
+    server = api_server
+    server.create(CONFIGMAPS, {"metadata": {"name": "a", "namespace": "d"}})
+    denied = planted(403, f"denied: {MARKER}")  # an admission webhook's reason: text
+    server.faults.add(Fault(verb="get", resource="leases", status=403, status_body=denied))
+    server.faults.add(Fault(verb="get", resource="configmaps", status=403, status_body=denied))
+    api = server.api_client()
+    client = Client(api)
+
+    async def reconcile(request: Request) -> None:
+        await client.get(CONFIGMAPS, request.name, request.namespace)
+
+    elector = LeaderElector(client, "op", "kube-system", identity="a")
+    try:
+        with rendered() as (console, as_json):
+            campaign = asyncio.create_task(elector.run())
+            try:
+                async with running_informer(server, CONFIGMAPS) as inf:
+                    async with Controller(reconcile, for_=inf, name="mirror") as ctl:
+                        await wait_until(lambda: ctl.statistics().errors >= 1)
+                        await wait_until(lambda: "leader_election.get_failed" in as_json.getvalue())
+            finally:
+                campaign.cancel()
+                await asyncio.gather(campaign, return_exceptions=True)
+    finally:
+        await api.close()
+    for text in (console.getvalue(), as_json.getvalue()):
+        assert MARKER not in text
+    logs = records(as_json)
+    lease = next(r for r in logs if r["event"] == "leader_election.get_failed")
+    want = ("status", "verb", "resource", "namespace", "name")
+    assert {k: lease.get(k) for k in want} == {
+        "status": 403,
+        "verb": "get",
+        "resource": "leases.coordination.k8s.io",
+        "namespace": "kube-system",
+        "name": "op",
+    }
+    reconciled = next(r for r in logs if r["event"] == "controller.reconciled")
+    assert {k: reconciled.get(k) for k in (*want, "reason", "kind")} == {
+        "status": 403,
+        "verb": "get",
+        "resource": "configmaps",
+        "namespace": "d",
+        "name": "a",
+        "reason": "<not an identifier>",
+        "kind": "configmaps",
+    }

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from informer._log import describe_error
+from informer._log import error_fields
 from informer.errors import ApiError, ShardSelectorRejected, StaleCacheError, TransportError
 from informer.informer import Informer
 from informer.pager import list_all
@@ -59,7 +59,7 @@ async def catch_up(inf: Informer, timeout: float, log: Any) -> None:
     except StaleCacheError:
         log.warning("controller.catch_up_timeout")
     except (InvalidResourceVersion, ApiError, TransportError) as exc:
-        log.warning("controller.catch_up_failed", error=describe_error(exc))
+        log.warning("controller.catch_up_failed", **error_fields(exc))
 
 
 async def _list_all(inf: Informer) -> tuple[dict[str, str], str]:

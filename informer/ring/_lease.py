@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from informer._log import error_fields
 from informer.errors import ApiError, Conflict, NotFound, TransportError
 from informer.leader_election import LeaderElector
 from informer.objects import KubeObject
@@ -159,6 +160,6 @@ class MemberLease(LeaderElector):
         except (NotFound, Conflict):
             return
         except (ApiError, TransportError) as exc:
-            self._log.warning("ring.leave_failed", error=type(exc).__name__)
+            self._log.warning("ring.leave_failed", **error_fields(exc))
             return
         self._log.info("ring.left")

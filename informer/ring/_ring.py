@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from informer._log import describe_error, get_logger
+from informer._log import describe_error, error_fields, get_logger
 from informer.client import Client
 from informer.controller import Controller
 from informer.errors import (
@@ -291,7 +291,7 @@ class Ring:
                     await self._round()
                 except (ApiError, TransportError, MalformedResponse) as exc:
                     self._counts["round_errors"] += 1
-                    self._log.warning("ring.round_failed", error=describe_error(exc))
+                    self._log.warning("ring.round_failed", **error_fields(exc))
                 except Exception as exc:  # a bug or a garbage Lease: counted, the next round
                     self._counts["round_errors"] += 1
                     self._log.error("ring.round_failed", error=describe_error(exc))
@@ -437,7 +437,7 @@ class Ring:
             except (NotFound, Conflict):
                 pass
             except (ApiError, TransportError) as exc:
-                self._log.warning("ring.collect_failed", error=describe_error(exc))
+                self._log.warning("ring.collect_failed", **error_fields(exc))
                 continue
             self._log.info("ring.collected", member=o.identity)
             self._orphaned = self._orphaned | o.claims()
