@@ -653,3 +653,14 @@ def test_a_relist_keeps_an_unchanged_item_by_its_bytes(monkeypatch: pytest.Monke
     assert reads == ["ns/b", "ns/c"]  # not a's: its bytes answered
     assert KubeObject.from_list_item(relisted[0], "ConfigMap", "v1", known=known) is a
     assert c.resource_version == "8"
+
+
+@pytest.mark.parametrize("rv", [b"5", b"null", b"{}", b"[]"])
+def test_a_list_item_whose_rv_is_not_a_string_is_refused_when_built(rv: bytes) -> None:
+    """A list's items do not hold their RV, yet it is checked as the item is built (a page
+    with a malformed item is refused then, never an error later where the RV is read)."""
+    raw = b'{"metadata":{"name":"a","resourceVersion":%s}}' % rv
+    with pytest.raises(msgspec.ValidationError):
+        KubeObject._from_list_items([raw], "ConfigMap", "v1")
+    with pytest.raises(msgspec.ValidationError):
+        KubeObject.from_list_item(raw, "ConfigMap", "v1")

@@ -26,7 +26,6 @@ from informer.objects._forms import _plain as _form_table
 from informer.objects._frozen import _FrozenDict, _FrozenList, freeze
 from informer.objects._uid import uid_text, uid_value
 from informer.objects._wire import (
-    _NO_KEY_META,
     _NO_LAZY,
     _NO_META,
     _NO_PACK_META,
@@ -40,7 +39,6 @@ from informer.objects._wire import (
     _event_heads,
     _Head,
     _head_decoder,
-    _key_head_decoder,
     _lazy_decoder,
     _lazy_event_decoder,
     _LazyMeta,
@@ -180,13 +178,15 @@ class KubeObject(_Base, gc=False, eq=False):
         if known is not None:
             item = cls.from_list_item
             return [item(raw, kind, api_version, known=known, trim=trim) for raw in raws]
-        decode = _key_head_decoder.decode  # (no RV: a list's items do not hold it)
+        # (the RV decoded too, not held: the decode checks it is a string, as it always did,
+        # for ~200 instructions an item)
+        decode = _head_decoder.decode
         items: dict[str, _Form] = {}  # namespace -> the form of items lacking kind and apiVersion
         out: list[KubeObject] = []
         append = out.append
         for raw in raws:
             head = decode(raw)
-            m = head.metadata or _NO_KEY_META
+            m = head.metadata or _NO_META
             ns = m.namespace
             k, a = head.kind, head.api_version
             if not (k or a):  # what list items are

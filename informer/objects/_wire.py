@@ -37,20 +37,6 @@ class _Head(msgspec.Struct, gc=False, rename="camel"):
     metadata: _Meta | None = None
 
 
-class _KeyMeta(msgspec.Struct, gc=False):
-    """``_Meta`` without the RV: what a first list's items need (the object does not hold its
-    RV: ``KubeObject.resource_version`` reads it from the bytes when asked)."""
-
-    name: str = ""
-    namespace: str = ""
-
-
-class _KeyHead(msgspec.Struct, gc=False, rename="camel"):
-    kind: str | None = None
-    api_version: str | None = None
-    metadata: _KeyMeta | None = None
-
-
 class _RVMeta(msgspec.Struct, gc=False, rename="camel"):
     resource_version: str = ""
 
@@ -148,7 +134,6 @@ class _DictEvent(msgspec.Struct, gc=False):
 
 
 _head_decoder = msgspec.json.Decoder(_Head)
-_key_head_decoder = msgspec.json.Decoder(_KeyHead)
 _rv_decoder = msgspec.json.Decoder(_RVHead)
 _rv_event_decoder = msgspec.json.Decoder(_RVEvent)
 _event_decoder = msgspec.json.Decoder(_Event)
@@ -163,7 +148,6 @@ _str_decoder = msgspec.json.Decoder(str)
 _dict_decoder = msgspec.json.Decoder(dict[str, Any])
 _encoder = msgspec.json.Encoder()
 _NO_META = _Meta()
-_NO_KEY_META = _KeyMeta()
 _NO_RV_META = _RVMeta()
 _NO_LAZY = _LazyMeta()
 _NO_PACK_META = _PackMeta()
