@@ -175,7 +175,23 @@ async def test_mutating_then_validating_webhooks_admit_creates_updates_and_delet
 
         mutate_review, validate_review = webhook.reviews[-2:]
         assert mutate_review["apiVersion"] == "admission.k8s.io/v1"
+        assert list(mutate_review) == ["kind", "apiVersion", "request"]  # Go's field order
         request = mutate_review["request"]
+        assert list(request) == [
+            "uid",
+            "kind",
+            "resource",
+            "requestKind",
+            "requestResource",
+            "name",
+            "namespace",
+            "operation",
+            "userInfo",
+            "object",
+            "oldObject",
+            "dryRun",
+            "options",
+        ]
         assert request["operation"] == "CREATE"
         assert request["kind"] == {"group": "", "version": "v1", "kind": "ConfigMap"}
         assert request["resource"] == {"group": "", "version": "v1", "resource": "configmaps"}

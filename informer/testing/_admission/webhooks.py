@@ -267,10 +267,13 @@ class AdmissionWebhooks:
         versions = list(hook.get("admissionReviewVersions") or ["v1"])
         version = "v1" if "v1" in versions else "v1beta1"
         uid = str(uuid.uuid4())
-        request: Json = {"uid": uid, **_request(attrs), "object": obj, "oldObject": old}
+        described = _request(attrs)
+        last = {key: described.pop(key) for key in ("dryRun", "options")}
+        # AdmissionReview and AdmissionRequest in their Go structs' field order
+        request: Json = {"uid": uid, **described, "object": obj, "oldObject": old, **last}
         review = {
-            "apiVersion": f"admission.k8s.io/{version}",
             "kind": "AdmissionReview",
+            "apiVersion": f"admission.k8s.io/{version}",
             "request": request,
         }
         ssl_context = self._ssl(hook)
@@ -325,22 +328,20 @@ def _request(attrs: Attributes) -> Json:
     resource = attrs.resource
     kind = {"group": resource.group, "version": resource.version, "kind": resource.kind}
     gvr = {"group": resource.group, "version": resource.version, "resource": resource.plural}
-    request: Json = {
-        "kind": kind,
-        "resource": gvr,
-        "requestKind": dict(kind),
-        "requestResource": dict(gvr),
-        "name": attrs.name,
-        "operation": attrs.operation,
-        "userInfo": attrs.user_info,
-        "dryRun": attrs.dry_run,
-        "options": attrs.options,
-    }
+    request: Json = {"kind": kind, "resource": gvr}  # in the Go struct's field order
     if attrs.subresource:
         request["subResource"] = attrs.subresource
+    request["requestKind"] = dict(kind)
+    request["requestResource"] = dict(gvr)
+    if attrs.subresource:
         request["requestSubResource"] = attrs.subresource
+    request["name"] = attrs.name
     if attrs.namespace:
         request["namespace"] = attrs.namespace
+    request["operation"] = attrs.operation
+    request["userInfo"] = attrs.user_info
+    request["dryRun"] = attrs.dry_run
+    request["options"] = attrs.options
     return request
 
 
