@@ -405,11 +405,16 @@ class Client:
             observe_request(method, api.configuration.host, target, None, elapsed, error=exc)
             failed = TransportError(f"{method} {path}: {type(exc).__name__}: {exc}")
             failed.request = request_info(method, path, query)
-            raise failed from exc
+            del headers, body, extra  # not in the traceback's locals (see below)
+            raise failed from exc.with_traceback(None)  # aiohttp's frames hold the headers
         observe_request(method, api.configuration.host, target, status, time.monotonic() - started)
+        # not locals of a frame in the traceback of what this raises: a renderer that prints
+        # locals (rich's, structlog's dict_tracebacks) would show the token, the object sent
+        del headers, body, extra
         if not 200 <= status < 300:
             error = status_error(status, data[:_ERROR_BODY_LIMIT], retry_after_header=retry_after)
             error.request = request_info(method, path, query)
+            del data  # the Status: the server's text
             raise error
         try:
             return KubeObject.from_raw(data)

@@ -9,17 +9,21 @@ import asyncio
 import io
 import json
 import logging
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import structlog
 from conftest import running_informer, wait_until
+from kubernetes_asyncio.client import ApiClient
 
 from informer import Client, Controller, LeaderElector
 from informer.controller import Request
+from informer.errors import Forbidden, TransportError
 from informer.resource import CONFIGMAPS
 from informer.testing import ApiServer, Fault
+from informer.transport import Transport
 
 MARKER = "s3cr3t-pl4nted-t0ken"
 
@@ -48,20 +52,13 @@ def rendered() -> Iterator[tuple[io.StringIO, io.StringIO]]:
     rich is installed) and JSONRenderer (with dict_tracebacks), routed through stdlib logging."""
     console, as_json = io.StringIO(), io.StringIO()
     handlers: list[logging.Handler] = []
-    for stream, processor in (
-        (console, structlog.dev.ConsoleRenderer(colors=False)),
-        (as_json, structlog.processors.JSONRenderer()),
+    meta = structlog.stdlib.ProcessorFormatter.remove_processors_meta
+    for stream, processors in (
+        (console, [meta, structlog.dev.ConsoleRenderer(colors=False)]),
+        (as_json, [meta, structlog.processors.dict_tracebacks, structlog.processors.JSONRenderer()]),  # noqa: E501
     ):
         handler = logging.StreamHandler(stream)
-        handler.setFormatter(
-            structlog.stdlib.ProcessorFormatter(
-                processors=[
-                    structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-                    structlog.processors.dict_tracebacks,
-                    processor,
-                ]
-            )
-        )
+        handler.setFormatter(structlog.stdlib.ProcessorFormatter(processors=processors))
         handlers.append(handler)
     root = logging.getLogger("informer")
     old = root.level
@@ -199,3 +196,49 @@ async def test_a_refused_lease_and_a_refused_reconcile_log_the_request_not_the_t
         "reason": "<not an identifier>",
         "kind": "configmaps",
     }
+
+
+TOKEN = "eyJhbGciOiJSUzI1NiJ9.planted-bearer-token"
+
+
+async def test_an_application_logging_our_errors_with_tracebacks_shows_no_text_or_token(
+    api_server: ApiServer,
+) -> None:
+    # An application's own log.exception() of an error of ours: its str() and the locals of
+    # the library's frames (rich tracebacks and dict_tracebacks print them) must not hold the
+    # Status's text or the request's headers (the bearer token). The object the application
+    # passed is a local of its own frames (and of the call's): its own data, its own choice.
+    server = api_server
+    server.faults.add(Fault(verb="create", status=403, status_body=planted(403, "Forbidden")))
+    server.faults.add(Fault(verb="list", status=403, status_body=planted(403, "Forbidden")))
+    configuration = server.configuration()
+    configuration.api_key = {"BearerToken": TOKEN}
+    configuration.api_key_prefix = {"BearerToken": "Bearer"}
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    nobody = server.configuration()
+    nobody.host = f"http://127.0.0.1:{closed}"
+    nobody.api_key, nobody.api_key_prefix = configuration.api_key, configuration.api_key_prefix
+    app = logging.getLogger("informer.tests.app")  # under informer: rendered() sees it
+    failures: list[type[BaseException]] = []
+    with rendered() as (console, as_json):
+        for config in (configuration, nobody):
+            async with ApiClient(configuration=config) as api:
+                cm = {"metadata": {"name": "a", "namespace": "d"}}
+                try:
+                    await Client(api).create(CONFIGMAPS, cm)
+                except Exception as exc:
+                    failures.append(type(exc))
+                    app.exception("app.create_failed")
+                try:
+                    await Transport(api).list_page(CONFIGMAPS, namespace="d")
+                except Exception as exc:
+                    failures.append(type(exc))
+                    app.exception("app.list_failed")
+    assert failures == [Forbidden, Forbidden, TransportError, TransportError]
+    for text in (console.getvalue(), as_json.getvalue()):
+        assert "app.create_failed" in text and "403 Forbidden: create configmaps" in text
+        assert "app.list_failed" in text and "403 Forbidden: list configmaps" in text
+        assert "Traceback" in text or "exc_type" in text or "exception" in text
+        assert MARKER not in text and TOKEN not in text

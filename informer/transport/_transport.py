@@ -126,7 +126,9 @@ class Transport:
             observe_request(method, _base_url(api), path, None, elapsed, error=exc)
             failed = TransportError(f"{method} {path}: {type(exc).__name__}: {exc}")
             failed.request = request_info(method, path, query)
-            raise failed from exc
+            # the cause's frames (call_api's, aiohttp's) hold the request's headers as locals: a
+            # renderer that prints locals (rich's, dict_tracebacks) would show the token
+            raise failed from exc.with_traceback(None)
         url = resp.url
         target = f"{url.raw_path}?{url.raw_query_string}" if url.raw_query_string else path
         elapsed = time.monotonic() - started
@@ -151,6 +153,7 @@ class Transport:
         body = bytes(buf)
         error = status_error(resp.status, body, retry_after_header=resp.headers.get("Retry-After"))
         error.request = request_info(resp.method, resp.url.raw_path, resp.url.raw_query_string)
+        del buf, body  # the Status, the server's text: not a local of a frame in the traceback
         raise error
 
     async def _get(self, path: str, query: list[tuple[str, str]], what: str) -> bytes:
