@@ -63,6 +63,9 @@ class Terminal:
             env=terminal_env(),
             dimensions=(self.rows, self.columns),
             encoding="utf-8",
+            # the output cut at Ctrl-C may end inside a box-drawing character: its decoder's
+            # final flush would raise UnicodeDecodeError (the screen read before is complete)
+            codec_errors="replace",
             timeout=timeout,
             # Ctrl-C as a terminal delivers it, also when the suite itself was started in the
             # background (a non-interactive shell's background jobs ignore SIGINT, and the
