@@ -39,7 +39,7 @@ class CacheSize:
     objects: int = 0
     """Objects in the cache."""
     bytes: int = 0
-    """Bytes the cache holds: each object (its struct, JSON or compressed bytes, key and RV
+    """Bytes the cache holds: each object (its struct, JSON or compressed bytes, key and held RV
     strings, decoded uid and labels), the store's table and index entries, the forms its objects
     share (one per kind, apiVersion and namespace) and the compression dictionaries. Not counted:
     interned strings shared by many objects (namespaces, kinds), the
