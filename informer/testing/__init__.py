@@ -103,8 +103,9 @@ WATCH: RV unset/"0": synthetic ADDEDs (in key order) then changes; RV=N: changes
 N simply waits, on every personality); compacted N: 200, one ERROR event (410 Expired, "too old
 resource version: N (M)" from the watch cache with the quirks, else etcd's "The resourceVersion for
 the provided watch is too old.") and a clean end. ``timeoutSeconds`` ends the stream cleanly. With
-``allowWatchBookmarks``, BOOKMARKs (``{"kind","apiVersion",
-"metadata":{"resourceVersion","creationTimestamp":null}}`` at the RV the watch has caught up to)
+``allowWatchBookmarks``, BOOKMARKs (``{"kind","apiVersion","metadata":{"resourceVersion"}}``,
+with ``"creationTimestamp":null`` as well on the v1.21-like personalities, at the RV the watch has
+caught up to)
 every ``bookmark_interval`` and ``bookmark_before_timeout`` before the end (none after that one,
 none at all when ``timeoutSeconds`` is shorter than that margin). Label-selector transitions arrive
 as DELETED/ADDED. ``sendInitialEvents=true&resourceVersionMatch=NotOlderThan``: initial ADDEDs,

@@ -161,7 +161,7 @@ async def test_bookmarks_only_after_a_newer_event_with_quirks(
         "object": {
             "kind": "ConfigMap",
             "apiVersion": "v1",
-            "metadata": {"resourceVersion": str(start + 1), "creationTimestamp": None},
+            "metadata": {"resourceVersion": str(start + 1)},
         },
     }
 
@@ -176,6 +176,26 @@ async def test_forced_bookmark_on_a_quiet_watch(api_server_factory: Any, client:
         bookmark = (await watch.take(1))[0]
     assert bookmark["type"] == "BOOKMARK"
     assert bookmark["object"]["metadata"]["resourceVersion"] == str(server.revision)
+
+
+@pytest.mark.parametrize(
+    ("personality", "metadata_keys"),
+    [("modern", ["resourceVersion"]), ("legacy", ["resourceVersion", "creationTimestamp"])],
+)
+async def test_bookmark_metadata_is_the_servers_generation(
+    api_server_factory: Any, client: Client, personality: str, metadata_keys: list[str]
+) -> None:
+    """v1.36 bookmarks carry only the RV; v1.21 ones also ``"creationTimestamp":null``."""
+    server = await seeded(api_server_factory, personality=personality)
+    async with client.watch(
+        server, CM_PATH, resourceVersion=server.revision, allowWatchBookmarks="true"
+    ) as watch:
+        await server.wait_for_watchers(1)
+        server.send_bookmarks(force=True)
+        bookmark = (await watch.take(1))[0]
+    metadata = bookmark["object"]["metadata"]
+    assert list(metadata) == metadata_keys
+    assert metadata.get("creationTimestamp", None) is None
 
 
 async def test_no_bookmarks_without_allow(api_server_factory: Any, client: Client) -> None:
@@ -315,7 +335,6 @@ async def test_watch_list_initial_events_then_end_bookmark(
         assert end["type"] == "BOOKMARK"
         assert end["object"]["metadata"] == {
             "resourceVersion": str(server.revision),
-            "creationTimestamp": None,
             "annotations": INITIAL_END,
         }
         server.create(CONFIGMAPS, cm("after"))

@@ -85,9 +85,17 @@ class Watch:
         return self.resource == resource
 
 
-def bookmark(kind: Kind, rv: str, initial_end: bool = False) -> bytes:
-    """A BOOKMARK line at ``rv`` (annotated as the end of the initial events if asked)."""
-    meta: Json = {"resourceVersion": rv, "creationTimestamp": None}
+def bookmark(
+    kind: Kind, rv: str, initial_end: bool = False, *, null_created: bool = False
+) -> bytes:
+    """A BOOKMARK line at ``rv`` (annotated as the end of the initial events if asked).
+
+    ``null_created``: the metadata carries ``"creationTimestamp":null``, as servers before
+    ObjectMeta's timestamp became omitted when zero sent (v1.21 did; v1.36 does not).
+    """
+    meta: Json = {"resourceVersion": rv}
+    if null_created:
+        meta["creationTimestamp"] = None
     if initial_end:
         meta["annotations"] = {_INITIAL_EVENTS_END: "true"}
     obj = {"kind": kind.resource.kind, "apiVersion": kind.resource.api_version, "metadata": meta}
@@ -220,7 +228,12 @@ class WatchServer:
                     lines = convert(lines)
                 trailer = None
                 if end_bookmark:
-                    trailer = bookmark(shown or kind, history.format_rv(start), True)
+                    trailer = bookmark(
+                        shown or kind,
+                        history.format_rv(start),
+                        True,
+                        null_created=not options.watch_list,
+                    )
                 await writer.send(lines, trailer)
             await self._stream(kind, watch, writer, deadline, convert, shown or kind)
         except (StreamEnd, ConnectionError):
@@ -313,7 +326,11 @@ class WatchServer:
                 if watch.bookmark_now or eligible:
                     watch.bookmark_now = False
                 if eligible and visible >= watch.start:
-                    trailer = bookmark(shown or kind, history.format_rv(watch.cursor))
+                    trailer = bookmark(
+                        shown or kind,
+                        history.format_rv(watch.cursor),
+                        null_created=not options.watch_list,
+                    )
                 watch.force_bookmark = False
             if lines or trailer:
                 if convert is not None and lines:
