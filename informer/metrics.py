@@ -5,7 +5,8 @@
 watches at scrape time: nothing is added to the hot path, and informers a
 ``SharedInformerFactory`` creates later appear on their own. ``render_metrics()`` gives a scrape's
 body and content type (for a server of one's own, e.g. a Manager's ``/metrics``);
-``serve_metrics(port)`` serves the registry in a thread of its own.
+``serve_metrics(port)`` serves the registry in a thread of its own (``await shutdown()`` stops it
+without blocking the event loop).
 
 Names, labels and bucket layouts are controller-runtime's and client-go's, so their dashboards work
 unchanged (every duration is a cumulative histogram: ``rate(..._count)`` and ``histogram_quantile``
@@ -60,7 +61,10 @@ over ``..._bucket`` work for any number of observations, and replicas add up):
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from types import TracebackType
 from typing import Any, Protocol
 from wsgiref.simple_server import WSGIServer
 
@@ -84,7 +88,13 @@ from informer.resource_version import is_comparable
 from informer.ring import Ring
 from informer.workqueue import Priority
 
-__all__ = ["InformerCollector", "register_metrics", "render_metrics", "serve_metrics"]
+__all__ = [
+    "InformerCollector",
+    "MetricsServer",
+    "register_metrics",
+    "render_metrics",
+    "serve_metrics",
+]
 
 _INFORMER_LABELS = ["resource", "namespace", "selector", "field_selector", "informer"]
 _QUEUE_LABELS = ["name", "controller"]
@@ -603,12 +613,53 @@ def render_metrics(
     return encoder(registry if registry is not None else REGISTRY), content_type
 
 
+class MetricsServer:
+    """The endpoint ``serve_metrics`` started: prometheus_client's WSGI server, serving in a
+    daemon thread of its own; ``async with`` it, or ``await shutdown()``."""
+
+    def __init__(self, server: WSGIServer, thread: threading.Thread) -> None:
+        self._server = server
+        self._thread = thread
+        self._stopped: asyncio.Future[None] | None = None
+
+    @property
+    def server_port(self) -> int:
+        """The port it listens on (the one chosen, when asked for port 0)."""
+        return self._server.server_port
+
+    async def shutdown(self) -> None:
+        """Stop serving and close the listening socket; returns once both are done (a second
+        call waits for the first one's stop).
+
+        The stdlib server notices a stop request only at its next poll (up to 0.5 s later):
+        that wait runs in a worker thread, so the event loop keeps running meanwhile."""
+        if self._stopped is None:
+            self._stopped = asyncio.ensure_future(asyncio.to_thread(self._stop))
+        await asyncio.shield(self._stopped)
+
+    def _stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+    async def __aenter__(self) -> MetricsServer:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.shutdown()
+
+
 def serve_metrics(
     port: int, addr: str = "127.0.0.1", registry: CollectorRegistry | None = None
-) -> WSGIServer:
+) -> MetricsServer:
     """Serve ``registry`` (the default one) on ``http://addr:port/metrics`` in a thread; returns
-    the server (``server_port`` is the port, useful with 0; ``shutdown()`` stops it)."""
-    server, _thread = start_http_server(
+    the server (``server_port`` is the port, useful with 0; ``await shutdown()`` stops it)."""
+    server, thread = start_http_server(
         port, addr=addr, registry=registry if registry is not None else REGISTRY
     )
-    return server
+    return MetricsServer(server, thread)

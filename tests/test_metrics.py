@@ -5,6 +5,7 @@ sends is counted; every informer has series of its own."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 import aiohttp
@@ -92,7 +93,7 @@ async def test_informer_metrics_are_scraped_with_their_values(api_server: ApiSer
                     assert reply.status == 200
                     text = await reply.text()
         finally:
-            server.shutdown()
+            await server.shutdown()
     got = samples(text)
     labels = informer_labels(namespace="ns")
     assert got[("reflector_lists_total", labels)] == 2  # the first list and the relist after 410
@@ -120,6 +121,34 @@ async def test_informer_metrics_are_scraped_with_their_values(api_server: ApiSer
 
 
 @pytest.mark.asyncio
+async def test_metrics_server_shutdown_leaves_the_event_loop_running(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server = serve_metrics(0, registry=CollectorRegistry())
+    url = f"http://127.0.0.1:{server.server_port}/metrics"
+    # The stdlib server's stop (which waits for its serving thread's next poll) is held until
+    # the loop has scraped: a stop blocking the loop would never see that scrape.
+    held = threading.Event()
+    stop = server._server.shutdown
+
+    def held_stop() -> None:
+        released = held.wait(timeout=30)  # a safety net, not a timing: a failure ends the test
+        stop()
+        assert released, "the stop ran on the event loop"
+
+    monkeypatch.setattr(server._server, "shutdown", held_stop)
+    stopping = asyncio.create_task(server.shutdown())
+    async with aiohttp.ClientSession() as http, http.get(url) as reply:
+        assert reply.status == 200  # the loop runs, and the server serves, during the stop
+    assert not stopping.done()
+    held.set()
+    await stopping
+    async with aiohttp.ClientSession() as http:
+        with pytest.raises(aiohttp.ClientConnectorError):  # the listening socket is closed
+            await http.get(url)
+    await server.shutdown()  # again: already stopped
+
+
 async def test_informers_that_differ_only_by_field_selector_or_transform_have_distinct_series(
     api_server: ApiServer,
 ) -> None:
