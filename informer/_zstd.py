@@ -72,14 +72,15 @@ class ZstdCodec:
             write_dict_id=False,
         )
         local.d = zstd.ZstdDecompressor(dict_data=self._data)
+        local.decompress = local.d.decompress  # bound once: one lookup per read, not two
         return local
 
     def decompress(self, data: bytes) -> bytes:
         try:
-            d = self._local.d
+            decompress = self._local.decompress
         except AttributeError:
-            d = self._contexts().d
-        out: bytes = d.decompress(data)
+            decompress = self._contexts().decompress
+        out: bytes = decompress(data)
         return out
 
     def compress(self, data: bytes) -> bytes:

@@ -213,6 +213,24 @@ def test_views_read_as_far_as_read_equal_the_full_decode(
         set_decoded_cache_size(previous)
 
 
+def test_a_number_out_of_range_raises_only_when_the_value_holding_it_is_read() -> None:
+    """JSON a skipping scan takes but a decode refuses (a top-level number out of range, a
+    nested one): the other members still read; the value holding it raises when read."""
+    pad = "p" * 1100  # the spec is split, not decoded whole
+    raw = (
+        b'{"kind":"Thing","apiVersion":"v1","metadata":{"name":"t","namespace":"ns"},'
+        b'"spec":{"deep":{"x":1e999},"ok":1,"pad":"%s"},"n":1e999,"m":2}' % pad.encode()
+    )
+    for o in forms(raw):
+        objects._memo.clear()
+        assert o["metadata"]["name"] == "t" and o["m"] == 2 and list(o)[-1] == "m"
+        assert o["spec"]["ok"] == 1 and o["spec"]["pad"] == pad
+        with pytest.raises(msgspec.DecodeError):
+            o["n"]
+        with pytest.raises(msgspec.DecodeError):
+            o["spec"]["deep"]
+
+
 # -- what a kept view holds ------------------------------------------------------------------
 
 

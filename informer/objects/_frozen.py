@@ -11,7 +11,10 @@ read of a realistic Pod spent most in once the memo of recent decodes was full).
 
 A split copies the slice first (``Raw.copy``): a view holds its own bytes, never a whole page
 or decompressed object it was cut from (a kept ``obj["spec"]["containers"]`` holds about its
-JSON's length, not the Pod's).
+JSON's length, not the Pod's). The memo's first split (``informer.objects._decoded``) splits the
+top-level objects and arrays in the same scan, without a copy: a kept top-level view
+(``obj["spec"]``) holds the object's JSON (its own bytes, or the decompressed copy), never a
+page.
 
 Whatever was read, a view answers as the full decode would: values, key order, iteration,
 ``len``, ``in``; equality with dicts and lists, ``repr`` and copies (``KubeObject.from_dict``)
