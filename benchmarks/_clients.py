@@ -358,6 +358,8 @@ async def product(spec: dict[str, Any], base: str) -> dict[str, Any]:
         # every object is packed (``compact`` only waits for the store's own background task)
         # and the CPU of the whole interval (the worker thread included).
         out["plain_at_done"] = len(inf.store) - inf.store.size().compressed_objects
+        packer = getattr(inf.store, "_packer", None)
+        out["loop_batches"] = packer.loop_batches if packer is not None else -1
         t2 = time.perf_counter()
         await inf.store.compact()
         out["compact_seconds"] = time.perf_counter() - t2

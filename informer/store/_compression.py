@@ -134,6 +134,7 @@ class _Packer:
         self._window_n = 0
         self.trainings = 0
         self.packed = 0  # objects packed (a generation for the store's size)
+        self.loop_batches = 0  # batches a watch packed on the loop (``room``: the thread lagged)
         self.codecs: builtins.list[ZstdCodec] = []
         self._freed = 0  # bytes of plain JSON packed since the last trim
         # equal label sets share one dict (read-only: ``KubeObject.labels`` is a proxy)
@@ -231,6 +232,7 @@ class _Packer:
         dictionary is trained it waits for it."""
         while self.backlogged and self._task is not None:
             if self.codec is not None:
+                self.loop_batches += 1
                 await self._pack(self._take_batch(self.options.batch), thread=False)
                 continue
             stepped = self._stepped
