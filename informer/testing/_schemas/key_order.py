@@ -29,6 +29,7 @@ from typing import Any, Final
 import msgspec
 
 from informer.testing._schemas.known_fields import ANY, QUANTITY, Node, definition_node, type_node
+from informer.testing._schemas.structural import OBJECT_META_ORDER
 
 __all__ = ["Order", "builtin_order", "sorted_copy"]
 
@@ -37,23 +38,7 @@ Order = Callable[[Json], Json]
 
 _META: Final = "io.k8s.apimachinery.pkg.apis.meta.v1."
 _GO_ORDER: Final[dict[str, tuple[str, ...]]] = {
-    _META + "ObjectMeta": (
-        "name",
-        "generateName",
-        "namespace",
-        "selfLink",
-        "uid",
-        "resourceVersion",
-        "generation",
-        "creationTimestamp",
-        "deletionTimestamp",
-        "deletionGracePeriodSeconds",
-        "labels",
-        "annotations",
-        "ownerReferences",
-        "finalizers",
-        "managedFields",
-    ),
+    _META + "ObjectMeta": OBJECT_META_ORDER,
     _META + "OwnerReference": (
         "apiVersion",
         "kind",

@@ -17,29 +17,30 @@ from __future__ import annotations
 import copy
 from typing import Any, Final
 
-__all__ = ["OBJECT_META_FIELDS", "default", "prune"]
+__all__ = ["OBJECT_META_FIELDS", "OBJECT_META_ORDER", "default", "prune"]
 
 Json = dict[str, Any]
 
-OBJECT_META_FIELDS: Final = frozenset(
-    {
-        "name",
-        "generateName",
-        "namespace",
-        "selfLink",
-        "uid",
-        "resourceVersion",
-        "generation",
-        "creationTimestamp",
-        "deletionTimestamp",
-        "deletionGracePeriodSeconds",
-        "labels",
-        "annotations",
-        "ownerReferences",
-        "finalizers",
-        "managedFields",
-    }
+OBJECT_META_ORDER: Final = (
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
 )
+"""ObjectMeta's fields in the order its Go struct declares them (k8s.io/apimachinery types.go)."""
+
+OBJECT_META_FIELDS: Final = frozenset(OBJECT_META_ORDER)
 _TYPE_META: Final = ("apiVersion", "kind", "metadata")
 
 
